@@ -1,0 +1,139 @@
+"""Axes of the compatibility matrix, row keys and the selector syntax used on the CLI.
+
+A row key has one canonical string form: ``axis=value`` pairs in catalogue order joined by ``;``.
+A selector (``quantization=fp8,hardware=cpu``) names a subset of axes; ``|`` separates
+alternatives (``task=t2i|t2v``) and ``*`` matches any value.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AxisValue(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="The value exactly as written in row keys.")
+    description: str = ""
+
+
+class Axis(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    description: str = Field(min_length=1)
+    values: tuple[AxisValue, ...] = ()
+    open_ended: bool = Field(
+        default=False, description="Values beyond the listed ones are allowed (the seeds say so)."
+    )
+    extension: bool = Field(
+        default=False, description="Not one of the seed's 13 axes but part of the row identity."
+    )
+
+    def known(self, value: str) -> bool:
+        return self.open_ended or any(v.name == value for v in self.values)
+
+
+class ProvenanceField(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = Field(min_length=1)
+
+
+class AxisCatalog(BaseModel):
+    """``matrices/axes.yaml``: the ordered axes and the provenance every result carries."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = 1
+    axes: tuple[Axis, ...]
+    provenance: tuple[ProvenanceField, ...] = ()
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.axes)
+
+    def axis(self, name: str) -> Axis | None:
+        return next((a for a in self.axes if a.name == name), None)
+
+    def problems(self, values: Mapping[str, str]) -> list[str]:
+        """Every way ``values`` fails to be a complete, known row key (empty when it is one)."""
+        found: list[str] = []
+        for name in values:
+            if self.axis(name) is None:
+                found.append(f"unknown axis {name!r}")
+        for axis in self.axes:
+            if axis.name not in values:
+                found.append(f"axis {axis.name!r} has no value")
+            elif not axis.known(values[axis.name]):
+                known = ", ".join(v.name for v in axis.values)
+                found.append(
+                    f"unknown value {values[axis.name]!r} for axis {axis.name!r} ({known})"
+                )
+        return found
+
+    def row_key(self, values: Mapping[str, str]) -> "RowKey":
+        problems = self.problems(values)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return RowKey(tuple((name, values[name]) for name in self.names()))
+
+
+@dataclass(frozen=True, slots=True)
+class RowKey:
+    """An exact row of the matrix: every axis with one value, in catalogue order."""
+
+    items: tuple[tuple[str, str], ...]
+
+    def __str__(self) -> str:
+        return ";".join(f"{k}={v}" for k, v in self.items)
+
+    def get(self, axis: str) -> str | None:
+        return next((v for k, v in self.items if k == axis), None)
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.items)
+
+    @classmethod
+    def parse(cls, text: str) -> "RowKey":
+        """Parse the canonical string form (does not validate against a catalogue)."""
+        pairs = [part.split("=", 1) for part in text.split(";") if part]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError(f"not a row key: {text!r}")
+        return cls(tuple((k, v) for k, v in pairs))
+
+
+@dataclass(frozen=True, slots=True)
+class Selector:
+    """A subset of axes with accepted values; the empty selector matches every row."""
+
+    terms: tuple[tuple[str, frozenset[str]], ...]
+
+    @classmethod
+    def parse(cls, text: str) -> "Selector":
+        terms: list[tuple[str, frozenset[str]]] = []
+        for part in (p.strip() for p in text.split(",")):
+            if not part:
+                continue
+            if "=" not in part:
+                raise ValueError(f"selector term {part!r} is not axis=value")
+            axis, _, alternatives = part.partition("=")
+            values = frozenset(v.strip() for v in alternatives.split("|") if v.strip())
+            if not axis.strip() or not values:
+                raise ValueError(f"selector term {part!r} is not axis=value")
+            terms.append((axis.strip(), values))
+        return cls(tuple(terms))
+
+    def axes(self) -> Iterable[str]:
+        return (axis for axis, _ in self.terms)
+
+    def matches(self, row: RowKey) -> bool:
+        for axis, values in self.terms:
+            value = row.get(axis)
+            if value is None or ("*" not in values and value not in values):
+                return False
+        return True
+
+    def __str__(self) -> str:
+        return ",".join(f"{a}={'|'.join(sorted(v))}" for a, v in self.terms)

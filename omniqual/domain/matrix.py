@@ -1,0 +1,110 @@
+"""Matrix definitions (what to qualify) and compiled matrices (what the evidence says)."""
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omniqual.domain.outcomes import CellState
+from omniqual.domain.provenance import Provenance
+
+MATRIX_SCHEMA_VERSION = 1
+
+
+class LimitedSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    limitation: str = Field(min_length=1, description="The bound, in words a user can act on.")
+    requires: tuple[str, ...] = Field(min_length=1, description="Gates the bounded subset passes.")
+    rejection: tuple[str, ...] = Field(
+        min_length=1, description="Gates proving out-of-bound input is rejected or falls back."
+    )
+
+
+class RowSpec(BaseModel):
+    """Requirements shared by explicit rows and products."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requires: tuple[str, ...] = ()
+    limited: LimitedSpec | None = None
+    unsupported_by: tuple[str, ...] = ()
+    declared: CellState | None = Field(
+        default=None, description="A claimed state; `matrix validate` checks it against evidence."
+    )
+    recipe: str | None = Field(default=None, description="Launch recipe that realizes this row.")
+    note: str = ""
+
+
+class ExplicitRow(RowSpec):
+    key: dict[str, str]
+
+
+class ProductRows(RowSpec):
+    """Every combination of ``axes`` values over ``base``, minus ``exclude``."""
+
+    base: dict[str, str] = Field(default_factory=dict)
+    axes: dict[str, tuple[str, ...]]
+    exclude: tuple[dict[str, str], ...] = ()
+
+
+class MatrixDefinition(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = MATRIX_SCHEMA_VERSION
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    title: str = ""
+    description: str = ""
+    axes_file: str = Field(default="axes.yaml", description="Relative to this file.")
+    target: Provenance = Field(
+        default_factory=Provenance, description="Pinned revisions; other evidence is stale."
+    )
+    defaults: dict[str, str] = Field(default_factory=dict)
+    rows: tuple[ExplicitRow, ...] = ()
+    products: tuple[ProductRows, ...] = ()
+
+
+class EvidenceRef(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str
+    result_id: str
+    gate_id: str
+    outcome: str
+    artifacts: tuple[str, ...] = Field(default=(), description="sha256 of each artifact.")
+    link: str = Field(description="Path to the result, relative to the compiled matrix.")
+
+
+class CompiledRow(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str
+    axes: dict[str, str]
+    state: CellState
+    reasons: tuple[str, ...]
+    required_gates: tuple[str, ...]
+    limitation: str | None = None
+    evidence: tuple[EvidenceRef, ...] = ()
+    gate_outcomes: dict[str, str] = Field(
+        default_factory=dict, description="Latest outcome per gate on this row, for display."
+    )
+    declared: CellState | None = None
+    note: str = ""
+
+
+class CompiledMatrix(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = MATRIX_SCHEMA_VERSION
+    name: str
+    title: str
+    axes: tuple[str, ...]
+    compiled_at: datetime
+    evidence_dirs: tuple[str, ...] = ()
+    runs: tuple[str, ...] = ()
+    rows: tuple[CompiledRow, ...]
+
+    def counts(self) -> dict[CellState, int]:
+        counts = {state: 0 for state in CellState}
+        for row in self.rows:
+            counts[row.state] += 1
+        return counts

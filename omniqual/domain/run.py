@@ -1,0 +1,98 @@
+"""Run-level records: the environment fingerprint and the journal's record kinds."""
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omniqual.domain.evidence import Artifact
+from omniqual.domain.result import GateResult
+
+JOURNAL_SCHEMA_VERSION = 1
+
+
+class GpuInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int
+    name: str
+    memory_total_bytes: int
+    driver: str | None = None
+
+
+class EnvironmentFingerprint(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = 1
+    hostname_hash: str = Field(description="sha256 of the hostname; hostnames stay private.")
+    os: str
+    kernel: str
+    machine: str
+    cpu_model: str
+    cpu_count: int
+    memory_total_bytes: int
+    gpus: tuple[GpuInfo, ...] = ()
+    python: str
+    packages: dict[str, str] = Field(default_factory=dict, description="name -> version")
+    omniqual_version: str
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+
+
+class RunStarted(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = JOURNAL_SCHEMA_VERSION
+    kind: Literal["run-started"] = "run-started"
+    run_id: str
+    at: datetime
+    command: tuple[str, ...] = Field(description="argv, secrets redacted.")
+    environment: EnvironmentFingerprint
+    resumed_from: str | None = None
+
+
+class ResultRecorded(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = JOURNAL_SCHEMA_VERSION
+    kind: Literal["result"] = "result"
+    result: GateResult
+
+
+class ArtifactStored(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = JOURNAL_SCHEMA_VERSION
+    kind: Literal["artifact"] = "artifact"
+    artifact: Artifact
+
+
+class RunFinished(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = JOURNAL_SCHEMA_VERSION
+    kind: Literal["run-finished"] = "run-finished"
+    run_id: str
+    at: datetime
+    status: Literal["completed", "interrupted", "failed"]
+    results: int
+
+
+JournalRecord = Annotated[
+    RunStarted | ResultRecorded | ArtifactStored | RunFinished, Field(discriminator="kind")
+]
+
+
+class RunSummary(BaseModel):
+    """``run.json``: written atomically when the run ends (the journal is the source of truth)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = JOURNAL_SCHEMA_VERSION
+    run_id: str
+    started_at: datetime
+    finished_at: datetime
+    status: Literal["completed", "interrupted", "failed"]
+    command: tuple[str, ...]
+    environment: EnvironmentFingerprint
+    results: tuple[GateResult, ...]
