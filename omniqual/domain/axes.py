@@ -57,26 +57,26 @@ class AxisCatalog(BaseModel):
     def axis(self, name: str) -> Axis | None:
         return next((a for a in self.axes if a.name == name), None)
 
-    def problems(self, values: Mapping[str, str]) -> list[str]:
-        """Every way ``values`` fails to be a complete, known row key (empty when it is one)."""
-        found: list[str] = []
+    def problems(self, values: Mapping[str, str]) -> list[tuple[str, str]]:
+        """Every (axis, message) by which ``values`` fails to be a complete, known row key."""
+        found: list[tuple[str, str]] = []
         for name in values:
             if self.axis(name) is None:
-                found.append(f"unknown axis {name!r}")
+                found.append((name, f"unknown axis {name!r}"))
         for axis in self.axes:
             if axis.name not in values:
-                found.append(f"axis {axis.name!r} has no value")
-            elif not axis.known(values[axis.name]):
+                found.append((axis.name, f"axis {axis.name!r} has no value"))
+            elif not axis.known(value := values[axis.name]):
                 known = ", ".join(v.name for v in axis.values)
                 found.append(
-                    f"unknown value {values[axis.name]!r} for axis {axis.name!r} ({known})"
+                    (axis.name, f"unknown value {value!r} for axis {axis.name!r} ({known})")
                 )
         return found
 
     def row_key(self, values: Mapping[str, str]) -> "RowKey":
         problems = self.problems(values)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("; ".join(message for _, message in problems))
         return RowKey(tuple((name, values[name]) for name in self.names()))
 
 

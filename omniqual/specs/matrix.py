@@ -129,8 +129,7 @@ def _add(
 ) -> None:
     found = catalog.problems(values)
     if found:
-        for message in found:
-            axis = message.split("'")[1] if "'" in message else ""
+        for axis, message in found:
             where = (*loc, axis) if axis in values else loc
             problems.append(doc.problem(where, message))
         return

@@ -1,0 +1,46 @@
+# omniqual — set-up, the main job (qualify the embedded target) and the test suite.
+# Everything is installed by these targets; nothing needs to be done by hand.
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.omniqual-setup
+CAMPAIGN ?= examples/embedded-cpu-campaign.yaml
+OUT ?= out
+
+.PHONY: setup qualify test lint unit integration bench clean
+
+setup: $(STAMP)
+
+# The venv holds the core toolkit, the dev tools and the embedded CPU target (vLLM-Omni on
+# vLLM's CPU build); .ci/install-embedded.sh is idempotent and applies the CPU fixes.
+$(STAMP): pyproject.toml .ci/install-embedded.sh
+	test -x $(PY) || python3 -m venv $(VENV)
+	bash .ci/install-embedded.sh $(VENV)
+	touch $(STAMP)
+
+# The main job: build the bundled checkpoints, run the campaign against the live embedded
+# target, compile the matrix and render the PR evidence report into $(OUT)/.
+qualify: setup
+	$(BIN)/omniqual run $(CAMPAIGN) --output $(OUT)
+
+lint: setup
+	$(BIN)/ruff check omniqual tests
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+unit: setup
+	$(BIN)/pytest -q tests/unit
+
+integration: setup
+	$(BIN)/pytest -q tests/integration
+
+test: lint
+	$(BIN)/pytest -q
+
+bench: setup
+	$(PY) tests/bench/bench_loadgen.py
+	$(PY) tests/bench/bench_compile.py
+
+clean:
+	rm -rf $(OUT) .omniqual .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,110 @@
+"""What every check kind implements, and the context the engine hands it.
+
+A check kind is code (``api_contract``); a gate is a configured instance of it (``gates/*.yaml``).
+A check never starts a deployment or writes files itself: it asks its context, so tests inject
+fakes. The system under test failing is data (a ``failed`` outcome with reasons), not an exception;
+an exception escaping ``run`` becomes an ``errored`` result.
+"""
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from omniqual.deploy.launcher import StartupOutcome
+from omniqual.domain.axes import RowKey
+from omniqual.domain.evidence import Artifact, CaseResult, Measurement
+from omniqual.domain.gate import GateSpec
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.recipe import LaunchRecipe
+
+if TYPE_CHECKING:
+    from omniqual.client.client import OmniClient
+
+
+class CheckParams(BaseModel):
+    """Base for each check kind's ``params`` block: unknown keys are spec errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ArtifactSink(Protocol):
+    def put_artifact(
+        self, data: bytes | Path, *, media_type: str, role: str, name: str
+    ) -> Artifact: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TargetInfo:
+    """The deployment a gate runs against."""
+
+    url: str | None
+    """Base URL of the served API; None for gates that need no server (strict-load)."""
+    recipe: LaunchRecipe | None = None
+    pid: int | None = None
+    """Server process id, when known (launched by omniqual or given): enables the observer."""
+    checkpoint_dir: Path | None = None
+    api_key: str | None = None
+    log_path: Path | None = None
+    label: str = ""
+
+
+Progress = Callable[[str, float | None], None]
+"""(message, fraction done or None): the engine turns these into progress bars."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckContext:
+    gate: GateSpec
+    row: RowKey
+    target: TargetInfo
+    artifacts: ArtifactSink
+    project_root: Path
+    make_client: Callable[[], "OmniClient"]
+    """A fresh client for the target (the caller closes it; ``async with``)."""
+    launch_expecting_failure: Callable[[LaunchRecipe], Awaitable["LaunchAttempt"]] | None = None
+    progress: Progress = field(default=lambda message, fraction: None)
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchAttempt:
+    """A startup attempt of a recipe, with its server log stored as an artifact."""
+
+    startup: StartupOutcome
+    log_artifact: Artifact | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    outcome: GateOutcome
+    reasons: tuple[str, ...] = ()
+    measurements: tuple[Measurement, ...] = ()
+    artifacts: tuple[Artifact, ...] = ()
+    cases: tuple[CaseResult, ...] = ()
+    requested: Mapping[str, JsonValue] = field(default_factory=dict)
+    effective: Mapping[str, JsonValue] = field(default_factory=dict)
+    startup_only: bool = False
+
+
+class Check(Protocol):
+    """A check kind. ``params_model`` validates the gate spec's ``params`` block; ``needs``
+    says what the engine must provide: a served target (``server``), only the checkpoint
+    (``checkpoint``), or launch attempts of a recipe (``launches``)."""
+
+    kind: ClassVar[str]
+    params_model: ClassVar[type[CheckParams]]
+    needs: ClassVar[Literal["server", "checkpoint", "launches"]]
+
+    async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome: ...
+
+
+def verdict(failures: list[str], *, invalid: list[str] | None = None) -> GateOutcome:
+    """Failures beat invalidity; with neither, the gate passed."""
+    if failures:
+        return GateOutcome.FAILED
+    if invalid:
+        return GateOutcome.INVALID
+    return GateOutcome.PASSED

@@ -1,0 +1,39 @@
+"""Check kinds by name: built-ins as lazy ``module:attr`` strings, third parties through the
+``omniqual.checks`` entry-point group. Nothing is imported until a kind is asked for."""
+
+import difflib
+import importlib
+from importlib.metadata import entry_points
+
+from omniqual.checks.base import Check
+
+BUILTIN: dict[str, str] = {
+    "api_contract": "omniqual.checks.api_contract:ApiContractCheck",
+    "strict_load": "omniqual.checks.strict_load:StrictLoadCheck",
+    "fails_fast": "omniqual.checks.fails_fast:FailsFastCheck",
+    "soak": "omniqual.checks.soak:SoakCheck",
+    "abort": "omniqual.checks.abort:AbortCheck",
+}
+
+
+class UnknownCheckKind(ValueError):
+    pass
+
+
+def known_kinds() -> dict[str, str]:
+    kinds = dict(BUILTIN)
+    for ep in entry_points(group="omniqual.checks"):
+        kinds.setdefault(ep.name, ep.value)
+    return kinds
+
+
+def resolve(kind: str) -> type[Check]:
+    kinds = known_kinds()
+    target = kinds.get(kind)
+    if target is None:
+        close = difflib.get_close_matches(kind, kinds, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UnknownCheckKind(f"unknown check kind {kind!r}{hint}")
+    module_name, _, attr = target.partition(":")
+    cls: type[Check] = getattr(importlib.import_module(module_name), attr)
+    return cls

@@ -1,0 +1,105 @@
+"""``omniqual gate list|run`` and ``omniqual run CAMPAIGN``."""
+
+import asyncio
+import sys
+from pathlib import Path
+
+import typer
+
+from omniqual.cli.console import ConsoleObserver
+from omniqual.cli.exits import Exit, fail, user_errors
+from omniqual.cli.junit import write_junit
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.result import GateResult
+
+gate_app = typer.Typer(no_args_is_help=True, help="Gates: list them, run one against a target.")
+
+
+def exit_code(results: tuple[GateResult, ...] | list[GateResult]) -> Exit:
+    outcomes = {r.outcome for r in results}
+    if GateOutcome.ERRORED in outcomes:
+        return Exit.TARGET
+    if outcomes & {GateOutcome.FAILED, GateOutcome.INVALID}:
+        return Exit.FAILED
+    return Exit.OK
+
+
+@gate_app.command("list")
+@user_errors
+def list_gates(root: Path = typer.Option(None, "--root", help="Project root.")) -> None:
+    """Every gate spec in the project, with its kind and version."""
+    from omniqual.specs.gates import load_gates
+    from omniqual.specs.matrix import load_catalog
+    from omniqual.specs.project import find_project
+
+    project = find_project(root)
+    for gate_id, gate in sorted(load_gates(project.gates, load_catalog(project.axes_file)).items()):
+        scope = gate.spec.applies_to or "every row"
+        typer.echo(
+            f"{gate_id}  kind={gate.spec.kind}  v{gate.spec.version}  ({scope})  {gate.spec.title}"
+        )
+
+
+@gate_app.command("run")
+@user_errors
+def run_gate_command(
+    gate: str = typer.Argument(..., help="Gate id (see `omniqual gate list`)."),
+    target: str = typer.Option(..., "--target", "-t", help="A URL or a launch-recipe id."),
+    row: str = typer.Option(
+        "", "--row", help="Row selector, e.g. 'model=sd3-tiny,api_mode=images-generations'."
+    ),
+    matrix: Path = typer.Option(
+        None, "--matrix", "-m", help="Default: matrices/embedded-cpu.yaml."
+    ),
+    evidence: Path = typer.Option(Path(".omniqual/runs"), "--evidence", help="Run root."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per result on stdout."),
+    junit: Path = typer.Option(None, "--junit", help="Also write a JUnit XML file."),
+) -> None:
+    """Run one gate on every matching row against a URL or a launched recipe."""
+    from omniqual.engine.single_gate import run_single_gate
+
+    with ConsoleObserver(as_json=as_json) as observer:
+        results = asyncio.run(
+            run_single_gate(
+                gate, target, row, matrix=matrix, evidence_root=evidence,
+                command=sys.argv, observe=observer,
+            )
+        )  # fmt: skip
+    if junit is not None:
+        write_junit(results, junit)
+    raise typer.Exit(int(exit_code(results)))
+
+
+@user_errors
+def run_command(
+    campaign: Path = typer.Argument(..., help="A campaign file (rows x gates, recipes, report)."),
+    output: Path = typer.Option(Path("out"), "--output", "-o", help="Where reports are written."),
+    resume: Path = typer.Option(None, "--resume", help="Continue a killed run (its directory)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per result on stdout."),
+    junit: Path = typer.Option(None, "--junit", help="Also write a JUnit XML file."),
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit 1 when a gate failed (default: the campaign's policy)."
+    ),
+) -> None:
+    """Run a campaign, compile its matrix and render the evidence report."""
+    from omniqual.engine.campaign import run_campaign
+    from omniqual.engine.reporting import write_reports
+    from omniqual.specs.campaign import load_campaign
+
+    loaded = load_campaign(campaign)
+    with ConsoleObserver(as_json=as_json) as observer:
+        outcome = asyncio.run(
+            run_campaign(loaded, command=sys.argv, resume=resume, observe=observer)
+        )
+    written = write_reports(outcome, loaded, output)
+    if junit is not None:
+        write_junit(list(outcome.results), junit)
+    for path in written:
+        typer.echo(f"wrote {path}", err=True)
+    counts = ", ".join(f"{n} {s.value}" for s, n in outcome.compiled.counts().items())
+    typer.echo(f"run {outcome.run_dir}: {len(outcome.results)} results; matrix: {counts}", err=True)
+    code = exit_code(outcome.results)
+    if code is Exit.TARGET:
+        raise fail(Exit.TARGET, "a gate errored (harness or infrastructure fault); see the report")
+    if code is Exit.FAILED and (strict or loaded.campaign.exit_policy == "strict"):
+        raise typer.Exit(int(Exit.FAILED))

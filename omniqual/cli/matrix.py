@@ -1,0 +1,87 @@
+"""``omniqual matrix validate|compile|render|diff``."""
+
+from pathlib import Path
+
+import typer
+
+from omniqual.cli.exits import Exit, err_console, user_errors
+from omniqual.engine.matrix_service import (
+    compile_from_dirs,
+    declared_state_problems,
+    load_project_matrix,
+    write_json,
+)
+
+matrix_app = typer.Typer(no_args_is_help=True, help="Matrix definitions and compiled matrices.")
+
+EVIDENCE = typer.Option([], "--evidence", "-e", help="Run directory, or a directory of runs.")
+
+
+@matrix_app.command("validate")
+@user_errors
+def validate(
+    file: Path = typer.Argument(..., help="A matrix definition (matrices/<name>.yaml)."),
+    evidence: list[Path] = EVIDENCE,
+) -> None:
+    """Check a matrix definition; with --evidence also check declared states against it."""
+    loaded = load_project_matrix(file)
+    problems = declared_state_problems(loaded, evidence)
+    for problem in problems:
+        err_console.print(str(problem), markup=False)
+    if problems:
+        raise typer.Exit(int(Exit.USAGE))
+    typer.echo(f"{file}: ok ({len(loaded.matrix.rows)} rows, {len(loaded.gates)} gates)")
+
+
+@matrix_app.command("compile")
+@user_errors
+def compile_(
+    matrix: Path = typer.Argument(..., help="A matrix definition."),
+    evidence: list[Path] = EVIDENCE,
+    output: Path = typer.Option(None, "-o", "--output", help="Default: <name>.compiled.json"),
+) -> None:
+    """Derive every row's state from the evidence; write the compiled matrix (sorted JSON)."""
+    compiled = compile_from_dirs(load_project_matrix(matrix), evidence, output)
+    target = output or Path(f"{compiled.name}.compiled.json")
+    write_json(compiled, target)
+    counts = ", ".join(f"{n} {state.value}" for state, n in compiled.counts().items())
+    typer.echo(f"{target}: {len(compiled.rows)} rows ({counts})")
+
+
+@matrix_app.command("render")
+@user_errors
+def render(
+    matrix: Path = typer.Argument(..., help="A matrix definition or a compiled matrix JSON."),
+    fmt: str = typer.Option("md", "--format", "-f", help="md, html or json."),
+    evidence: list[Path] = EVIDENCE,
+    output: Path = typer.Option(None, "-o", "--output", help="Default: standard output."),
+) -> None:
+    """Render the matrix with the exact four state strings, reasons and evidence links."""
+    from omniqual.engine.matrix_service import load_compiled_or_compile
+    from omniqual.report.render import render_matrix
+
+    if fmt not in ("md", "html", "json"):
+        raise ValueError(f"--format must be md, html or json, not {fmt!r}")
+    compiled = load_compiled_or_compile(matrix, evidence, output)
+    text = render_matrix(compiled, fmt)  # type: ignore[arg-type]
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}")
+
+
+@matrix_app.command("diff")
+@user_errors
+def diff(
+    a: Path = typer.Argument(..., help="Compiled matrix JSON (before)."),
+    b: Path = typer.Argument(..., help="Compiled matrix JSON (after)."),
+    fmt: str = typer.Option("md", "--format", "-f", help="md or json."),
+) -> None:
+    """Which rows changed state, and why."""
+    from omniqual.engine.matrix_service import read_compiled
+    from omniqual.report.diff import diff_matrices, render_diff
+
+    changes = diff_matrices(read_compiled(a), read_compiled(b))
+    typer.echo(render_diff(changes, fmt), nl=False)  # type: ignore[arg-type]

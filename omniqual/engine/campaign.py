@@ -1,0 +1,152 @@
+"""Run a campaign: for each launch recipe, bring the target up, run its rows' gates, record each
+result as it happens, take the target down; then compile the matrix and render the reports.
+
+A killed campaign resumes from its journal: results already recorded (anything but a harness
+fault) are not redone."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from omniqual.checks.base import LaunchAttempt, TargetInfo
+from omniqual.checks.registry import resolve
+from omniqual.deploy.fingerprint import collect_fingerprint
+from omniqual.domain.matrix import CompiledMatrix
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.provenance import Provenance
+from omniqual.domain.recipe import LaunchRecipe
+from omniqual.domain.result import GateResult
+from omniqual.engine.events import GateSkippedAsDone, Observer, TargetReady, TargetStarting, ignore
+from omniqual.engine.gate_runner import GateJob, check_params, run_gate
+from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
+from omniqual.engine.plan import PlannedGate, done_keys, is_done, make_plan
+from omniqual.engine.store import RunWriter
+from omniqual.engine.targets import PreparedModel, attempt_launch, prepare_model, served
+from omniqual.specs.campaign import LoadedCampaign
+from omniqual.specs.recipes import LoadedRecipe, load_recipes
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignOutcome:
+    run_dir: Path
+    results: tuple[GateResult, ...]
+    skipped_as_done: int
+    compiled: CompiledMatrix
+    unplanned_rows: tuple[str, ...]
+
+    def worst(self) -> GateOutcome | None:
+        order = [GateOutcome.ERRORED, GateOutcome.FAILED, GateOutcome.INVALID]
+        outcomes = {r.outcome for r in self.results}
+        return next((o for o in order if o in outcomes), None)
+
+
+def base_provenance() -> Provenance:
+    fingerprint = collect_fingerprint()
+    return Provenance(
+        omniqual_version=fingerprint.omniqual_version, omniqual_commit=fingerprint.git_commit
+    )
+
+
+async def run_campaign(
+    loaded: LoadedCampaign,
+    *,
+    command: Sequence[str],
+    resume: Path | None = None,
+    observe: Observer = ignore,
+) -> CampaignOutcome:
+    project_matrix = load_project_matrix(loaded.matrix_path)
+    recipes = load_recipes(project_matrix.project.runners)
+    plan = make_plan(project_matrix, recipes, loaded.selector, loaded.campaign.gates)
+    for gate in {item.gate.spec.id: item.gate for w in plan.work for item in w.items}.values():
+        check_params(gate)  # every spec problem surfaces before anything is launched
+    if resume is not None:
+        writer = RunWriter.resume(resume)
+    else:
+        writer = RunWriter.create(
+            loaded.evidence_root, command=command, environment=collect_fingerprint()
+        )
+    work = [(recipes[w.recipe_id], list(w.items)) for w in plan.work]
+    with writer:
+        skipped = await run_plan(
+            work, writer, root=project_matrix.project.root, command=command, observe=observe,
+            seed=loaded.campaign.seed, urls=loaded.campaign.targets,
+        )  # fmt: skip
+        results = writer.results
+    compiled = compile_from_dirs(project_matrix, [loaded.evidence_root], None)
+    return CampaignOutcome(writer.run_dir, results, skipped, compiled, plan.unplanned_rows)
+
+
+async def run_plan(
+    work: Sequence[tuple[LoadedRecipe, list[PlannedGate]]],
+    writer: RunWriter,
+    *,
+    root: Path,
+    command: Sequence[str],
+    observe: Observer = ignore,
+    seed: int = 0,
+    urls: Mapping[str, str] | None = None,
+) -> int:
+    """Run every planned gate not already in ``writer``'s journal; return how many were skipped."""
+    done = done_keys(writer.results)
+    skipped = 0
+    base = base_provenance()
+    for recipe, items in work:
+        todo = [item for item in items if not is_done(item, done)]
+        for item in items:
+            if is_done(item, done):
+                skipped += 1
+                observe(GateSkippedAsDone(item.gate.spec.id, str(item.row)))
+        if todo:
+            url = (urls or {}).get(recipe.recipe.id)
+            await _run_recipe(recipe, todo, writer, url, base, root, command, observe, seed)
+    return skipped
+
+
+async def _run_recipe(
+    recipe: LoadedRecipe,
+    items: list[PlannedGate],
+    writer: RunWriter,
+    url: str | None,
+    base: Provenance,
+    root: Path,
+    command: Sequence[str],
+    observe: Observer,
+    seed: int,
+) -> None:
+    prepared = prepare_model(recipe.recipe, base)
+    needs = {item.gate.spec.id: resolve(item.gate.spec.kind).needs for item in items}
+    offline = [i for i in items if needs[i.gate.spec.id] != "server"]
+    online = [i for i in items if needs[i.gate.spec.id] == "server"]
+    for item in offline:
+        await _run_item(item, recipe, prepared, writer, root, command, observe, url=None)
+    if not online:
+        return
+    observe(TargetStarting(recipe.recipe.id))
+    async with served(recipe, prepared, writer, url) as target:
+        observe(TargetReady(recipe.recipe.id, target.url or "", 0.0))
+        for item in online:
+            job = GateJob(item.gate, item.row, target, prepared.provenance)
+            await run_gate(job, writer, project_root=root, command=command, observe=observe,
+                           seed=seed)  # fmt: skip
+
+
+async def _run_item(
+    item: PlannedGate,
+    recipe: LoadedRecipe,
+    prepared: PreparedModel,
+    writer: RunWriter,
+    root: Path,
+    command: Sequence[str],
+    observe: Observer,
+    url: str | None,
+) -> GateResult:
+    target = TargetInfo(url=url, recipe=recipe.recipe, checkpoint_dir=prepared.checkpoint_dir,
+                        label=recipe.recipe.id)  # fmt: skip
+
+    async def launch_once(_recipe: LaunchRecipe) -> LaunchAttempt:
+        return await attempt_launch(recipe, prepared, writer)
+
+    job = GateJob(item.gate, item.row, target, prepared.provenance)
+    return await run_gate(job, writer, project_root=root, command=command,
+                          launch_expecting_failure=launch_once,
+                          observe=observe)  # fmt: skip

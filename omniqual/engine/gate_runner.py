@@ -1,0 +1,118 @@
+"""Run one gate on one row against one target and record the result as it happens."""
+
+import traceback
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, LaunchAttempt, TargetInfo
+from omniqual.checks.registry import resolve
+from omniqual.client.client import OmniClient
+from omniqual.domain.axes import RowKey
+from omniqual.domain.evidence import ErrorInfo
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.provenance import Provenance
+from omniqual.domain.recipe import LaunchRecipe
+from omniqual.domain.redaction import redact_command
+from omniqual.domain.result import GateResult
+from omniqual.engine.events import GateFinished, GateProgress, GateStarted, Observer, ignore
+from omniqual.engine.store import RunWriter
+from omniqual.specs.gates import LoadedGate
+from omniqual.specs.source import SpecError, load_yaml
+
+
+@dataclass(frozen=True, slots=True)
+class GateJob:
+    gate: LoadedGate
+    row: RowKey
+    target: TargetInfo
+    provenance: Provenance
+
+
+def check_params(gate: LoadedGate) -> CheckParams:
+    """Validate a gate's ``params`` against its check kind, with file:line on failure."""
+    try:
+        check = resolve(gate.spec.kind)
+    except ValueError as exc:
+        doc = load_yaml(gate.path)
+        raise SpecError([doc.problem(("kind",), str(exc))]) from None
+    try:
+        return check.params_model.model_validate(gate.spec.params)
+    except ValidationError as exc:
+        doc = load_yaml(gate.path)
+        raise SpecError(
+            doc.problem(("params", *e["loc"]), e["msg"]) for e in exc.errors(include_url=False)
+        ) from None
+
+
+async def run_gate(
+    job: GateJob,
+    writer: RunWriter,
+    *,
+    project_root: Path,
+    command: Sequence[str],
+    launch_expecting_failure: Callable[[LaunchRecipe], Awaitable[LaunchAttempt]] | None = None,
+    observe: Observer = ignore,
+    seed: int = 0,
+) -> GateResult:
+    spec = job.gate.spec
+    params = check_params(job.gate)
+    check = resolve(spec.kind)()
+    observe(GateStarted(spec.id, str(job.row)))
+    target = job.target
+
+    def make_client() -> OmniClient:
+        if target.url is None:
+            raise RuntimeError(f"gate {spec.id} needs a served target, and this one has no URL")
+        return OmniClient(target.url, api_key=target.api_key)
+
+    ctx = CheckContext(
+        gate=spec,
+        row=job.row,
+        target=target,
+        artifacts=writer,
+        project_root=project_root,
+        make_client=make_client,
+        launch_expecting_failure=launch_expecting_failure,
+        progress=lambda message, fraction: observe(GateProgress(spec.id, message, fraction)),
+        seed=seed,
+    )
+    started = datetime.now(UTC)
+    error: ErrorInfo | None = None
+    try:
+        outcome = await check.run(ctx, params)
+    except Exception as exc:  # a harness fault is recorded as data, never lost
+        error = ErrorInfo(
+            type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc()
+        )
+        outcome = CheckOutcome(GateOutcome.ERRORED, (f"{type(exc).__name__}: {exc}",))
+    result = GateResult(
+        result_id=uuid.uuid4().hex,
+        run_id=writer.run_id,
+        gate_id=spec.id,
+        gate_version=spec.version,
+        gate_kind=spec.kind,
+        gate_spec_sha256=job.gate.sha256,
+        row=str(job.row),
+        outcome=outcome.outcome,
+        reasons=outcome.reasons,
+        startup_only=outcome.startup_only or spec.startup_only,
+        target=target.label or target.url or "",
+        command=redact_command(command),
+        requested=dict(outcome.requested),
+        effective=dict(outcome.effective),
+        measurements=outcome.measurements,
+        artifacts=outcome.artifacts,
+        cases=outcome.cases,
+        provenance=job.provenance,
+        error=error,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+    )
+    writer.record(result)
+    observe(GateFinished(result))
+    return result

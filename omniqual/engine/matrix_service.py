@@ -1,0 +1,112 @@
+"""Load a matrix with its project's gates, gather evidence from run directories, compile."""
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from omniqual.domain.matrix import CompiledMatrix
+from omniqual.engine.compile import LocatedResult, compile_matrix
+from omniqual.engine.store import find_runs, read_run
+from omniqual.specs.gates import LoadedGate, load_gates
+from omniqual.specs.matrix import LoadedMatrix, load_catalog, load_matrix
+from omniqual.specs.project import ProjectPaths, find_project
+from omniqual.specs.source import SpecError, SpecProblem
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectMatrix:
+    project: ProjectPaths
+    matrix: LoadedMatrix
+    gates: Mapping[str, LoadedGate]
+
+    def gate_versions(self) -> dict[str, int]:
+        return {gate_id: gate.spec.version for gate_id, gate in self.gates.items()}
+
+
+def load_project_matrix(path: Path) -> ProjectMatrix:
+    """The matrix at ``path`` checked against its project's axes and gates."""
+    project = find_project(path.resolve().parent)
+    catalog = load_catalog(project.axes_file)
+    gates = load_gates(project.gates, catalog)
+    return ProjectMatrix(project, load_matrix(path, gates), gates)
+
+
+def collect_results(dirs: Sequence[Path], relative_to: Path) -> list[LocatedResult]:
+    located: list[LocatedResult] = []
+    for run_dir in find_runs(dirs):
+        journal = run_dir / "journal.jsonl"
+        link = os.path.relpath(journal, relative_to)
+        for result in read_run(run_dir).results:
+            located.append(LocatedResult(result, f"{link}#{result.result_id}"))
+    return located
+
+
+def compile_from_dirs(
+    loaded: ProjectMatrix, dirs: Sequence[Path], output: Path | None
+) -> CompiledMatrix:
+    anchor = (output.parent if output else Path.cwd()).resolve()
+    results = collect_results([d.resolve() for d in dirs], anchor)
+    return compile_matrix(loaded.matrix, loaded.gate_versions(), results, evidence_dirs=dirs)
+
+
+def declared_state_problems(loaded: ProjectMatrix, dirs: Sequence[Path]) -> list[SpecProblem]:
+    """Rows whose declared state the evidence does not support (no evidence: only `not tested`
+    may be declared)."""
+    compiled = compile_from_dirs(loaded, dirs, None)
+    states = {row.key: row for row in compiled.rows}
+    problems = []
+    for row in loaded.matrix.rows:
+        declared = row.spec.declared
+        derived = states[str(row.key)]
+        if declared is not None and declared is not derived.state:
+            why = "; ".join(derived.reasons[:2])
+            problems.append(
+                SpecProblem(
+                    str(loaded.matrix.path),
+                    row.line,
+                    "declared",
+                    f"row {row.key} is declared {declared.value!r} but the evidence says "
+                    f"{derived.state.value!r} ({why})",
+                )
+            )
+    return problems
+
+
+def read_compiled(path: Path) -> CompiledMatrix:
+    try:
+        return CompiledMatrix.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        raise SpecError([SpecProblem(str(path), None, "", "file not found")]) from None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise SpecError([SpecProblem(str(path), None, field, first["msg"])]) from None
+
+
+def load_compiled_or_compile(
+    path: Path, dirs: Sequence[Path], output: Path | None
+) -> CompiledMatrix:
+    if path.suffix == ".json":
+        return read_compiled(path)
+    return compile_from_dirs(load_project_matrix(path), dirs, output)
+
+
+def write_json(model: BaseModel, path: Path) -> None:
+    """Atomically write ``model`` as JSON with sorted keys."""
+    data = json.dumps(model.model_dump(mode="json"), sort_keys=True, indent=1) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
