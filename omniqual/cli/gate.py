@@ -83,7 +83,7 @@ def run_command(
 ) -> None:
     """Run a campaign, compile its matrix and render the evidence report."""
     from omniqual.engine.campaign import run_campaign
-    from omniqual.engine.reporting import write_reports
+    from omniqual.cli.outputs import write_reports
     from omniqual.specs.campaign import load_campaign
 
     loaded = load_campaign(campaign)

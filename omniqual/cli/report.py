@@ -16,7 +16,7 @@ def report_command(
     output: Path = typer.Option(None, "-o", "--output", help="Default: standard output."),
 ) -> None:
     """Render the PR evidence report (contract, matrix, reproduction, raw figures, faults)."""
-    from omniqual.engine.reporting import run_evidence
+    from omniqual.cli.outputs import run_evidence
     from omniqual.report.render import render_run_report
 
     if fmt not in ("md", "html", "json"):

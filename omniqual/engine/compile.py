@@ -1,6 +1,5 @@
 """Compile a matrix: every planned row's state, derived by the rule table from recorded results."""
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,12 +35,38 @@ def _revisions(provenance: Provenance) -> Revisions:
     return tuple(getattr(provenance, name) for name in REVISION_FIELDS)
 
 
-def _target(pinned: Provenance, results: Sequence[LocatedResult]) -> Revisions:
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """What compile keeps of one result: the rule table's view plus where to link."""
+
+    item: EvidenceItem
+    artifacts: tuple[str, ...]
+    link: str
+
+
+def _hold(located: LocatedResult) -> _Held:
+    r = located.result
+    item = EvidenceItem(
+        result_id=r.result_id,
+        run_id=r.run_id,
+        gate_id=r.gate_id,
+        gate_version=r.gate_version,
+        outcome=r.outcome,
+        finished_at=r.finished_at,
+        has_artifacts=bool(r.artifacts),
+        startup_only=r.startup_only,
+        revisions=_revisions(r.provenance),
+        reasons=r.reasons[:3],
+    )
+    return _Held(item, tuple(a.sha256 for a in r.artifacts), located.link)
+
+
+def _target(pinned: Provenance, held: Sequence[_Held]) -> Revisions:
     """Pinned revisions, completed from the newest conclusive result on the row: evidence from
     an older checkpoint or vLLM-Omni than the newest one seen is stale."""
-    conclusive = [r.result for r in results if r.result.outcome.conclusive]
-    newest = max(conclusive, key=lambda r: r.finished_at, default=None)
-    seen = _revisions(newest.provenance) if newest else (None,) * len(REVISION_FIELDS)
+    conclusive = [h.item for h in held if h.item.outcome.conclusive]
+    newest = max(conclusive, key=lambda i: i.finished_at, default=None)
+    seen = newest.revisions if newest else (None,) * len(REVISION_FIELDS)
     return tuple(
         pin if pin is not None else now for pin, now in zip(_revisions(pinned), seen, strict=True)
     )
@@ -55,15 +80,15 @@ def compile_matrix(
     evidence_dirs: Sequence[Path] = (),
     now: datetime | None = None,
 ) -> CompiledMatrix:
-    by_row: dict[str, list[LocatedResult]] = defaultdict(list)
+    """Stream ``results`` once, keeping only a compact view of those on planned rows."""
+    by_row: dict[str, list[_Held]] = {str(row.key): [] for row in matrix.rows}
     runs: set[str] = set()
     for located in results:
-        by_row[located.result.row].append(located)
-        runs.add(located.result.run_id)
-    rows = [
-        _compile_row(row, by_row.get(str(row.key), []), matrix, gate_versions)
-        for row in matrix.rows
-    ]
+        held = by_row.get(located.result.row)
+        if held is not None:
+            held.append(_hold(located))
+            runs.add(located.result.run_id)
+    rows = [_compile_row(row, by_row[str(row.key)], matrix, gate_versions) for row in matrix.rows]
     rows.sort(key=lambda r: r.key)
     return CompiledMatrix(
         name=matrix.definition.name,
@@ -78,44 +103,32 @@ def compile_matrix(
 
 def _compile_row(
     row: PlannedRow,
-    located: list[LocatedResult],
+    held: list[_Held],
     matrix: LoadedMatrix,
     gate_versions: Mapping[str, int],
 ) -> CompiledRow:
-    items = [
-        EvidenceItem(
-            result_id=r.result.result_id,
-            run_id=r.result.run_id,
-            gate_id=r.result.gate_id,
-            gate_version=r.result.gate_version,
-            outcome=r.result.outcome,
-            finished_at=r.result.finished_at,
-            has_artifacts=bool(r.result.artifacts),
-            startup_only=r.result.startup_only,
-            revisions=_revisions(r.result.provenance),
-            reasons=r.result.reasons,
-        )
-        for r in located
-    ]
+    requirements = requirements_of(row)
     derivation = derive_state(
-        requirements_of(row), items, gate_versions, _target(matrix.definition.target, located)
+        requirements,
+        (h.item for h in held),
+        gate_versions,
+        _target(matrix.definition.target, held),
     )
-    by_id = {r.result.result_id: r for r in located}
+    by_id = {h.item.result_id: h for h in held}
     evidence = tuple(
         EvidenceRef(
-            run_id=by_id[rid].result.run_id,
+            run_id=by_id[rid].item.run_id,
             result_id=rid,
-            gate_id=by_id[rid].result.gate_id,
-            outcome=by_id[rid].result.outcome.value,
-            artifacts=tuple(a.sha256 for a in by_id[rid].result.artifacts),
+            gate_id=by_id[rid].item.gate_id,
+            outcome=by_id[rid].item.outcome.value,
+            artifacts=by_id[rid].artifacts,
             link=by_id[rid].link,
         )
         for rid in derivation.supporting
     )
-    latest: dict[str, GateResult] = {}
-    for r in sorted((x.result for x in located), key=lambda g: g.finished_at):
-        latest[r.gate_id] = r
-    requirements = requirements_of(row)
+    latest: dict[str, EvidenceItem] = {}
+    for h in sorted(held, key=lambda h: h.item.finished_at):
+        latest[h.item.gate_id] = h.item
     return CompiledRow(
         key=str(row.key),
         axes=row.key.as_dict(),
@@ -124,7 +137,7 @@ def _compile_row(
         required_gates=requirements.requires,
         limitation=requirements.limitation,
         evidence=evidence,
-        gate_outcomes={gate: r.outcome.value for gate, r in sorted(latest.items())},
+        gate_outcomes={gate: i.outcome.value for gate, i in sorted(latest.items())},
         declared=row.spec.declared,
         note=row.spec.note,
     )

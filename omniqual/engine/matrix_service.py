@@ -3,7 +3,7 @@
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,14 +36,13 @@ def load_project_matrix(path: Path) -> ProjectMatrix:
     return ProjectMatrix(project, load_matrix(path, gates), gates)
 
 
-def collect_results(dirs: Sequence[Path], relative_to: Path) -> list[LocatedResult]:
-    located: list[LocatedResult] = []
+def collect_results(dirs: Sequence[Path], relative_to: Path) -> Iterator[LocatedResult]:
+    """Every result in the runs under ``dirs``, one run in memory at a time."""
     for run_dir in find_runs(dirs):
         journal = run_dir / "journal.jsonl"
         link = os.path.relpath(journal, relative_to)
         for result in read_run(run_dir).results:
-            located.append(LocatedResult(result, f"{link}#{result.result_id}"))
-    return located
+            yield LocatedResult(result, f"{link}#{result.result_id}")
 
 
 def compile_from_dirs(

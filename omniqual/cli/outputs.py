@@ -1,4 +1,4 @@
-"""Write a campaign's outputs: the compiled matrix (JSON) and the rendered reports."""
+"""Write what a campaign leaves behind: the compiled matrix (JSON) and the rendered reports."""
 
 from collections.abc import Sequence
 from pathlib import Path
