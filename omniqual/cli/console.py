@@ -4,7 +4,14 @@ import json
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
@@ -56,7 +63,7 @@ class ConsoleObserver:
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
             console=self.err, transient=True, disable=quiet or not self.err.is_terminal,
         )  # fmt: skip
-        self._task: int | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> "ConsoleObserver":
         self.progress.start()
@@ -83,7 +90,7 @@ class ConsoleObserver:
             self.err.print(f"[dim]already recorded: {event.gate} on {event.row}[/]")
         elif isinstance(event, GateFinished):
             if self._task is not None:
-                self.progress.remove_task(self._task)  # type: ignore[arg-type]
+                self.progress.remove_task(self._task)
                 self._task = None
             self._finished(event.result)
 

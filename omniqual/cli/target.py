@@ -80,7 +80,12 @@ def _build(pipeline: str, *, force: bool = False) -> Path:
 def list_recipes(runners: RunnersOption = None) -> None:
     """List the launch recipes."""
     book = _book(runners)
-    table = Table("id", "kind", "expect", "serves", "description")
+    table = Table()
+    table.add_column("id", no_wrap=True)
+    table.add_column("kind")
+    table.add_column("expect")
+    table.add_column("pipeline / model / url", overflow="fold")
+    table.add_column("description", ratio=1)
     for entry in book.entries:
         r = entry.recipe
         what = r.pipeline or r.model or r.url or ""

@@ -1,5 +1,6 @@
 """Compile a matrix: every planned row's state, derived by the rule table from recorded results."""
 
+import gc
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -9,14 +10,15 @@ from omniqual.domain.matrix import CompiledMatrix, CompiledRow, EvidenceRef
 from omniqual.domain.provenance import REVISION_FIELDS, Provenance
 from omniqual.domain.result import GateResult
 from omniqual.domain.rules import EvidenceItem, Revisions, RowRequirements, derive_state
+from omniqual.engine.digest import ProvenanceDigest, ResultDigest
 from omniqual.specs.matrix import LoadedMatrix, PlannedRow
 
 
 @dataclass(frozen=True, slots=True)
 class LocatedResult:
-    """A result and the path (relative to the compiled output) of the run that holds it."""
+    """A result (full, or its digest) and the link (relative to the output) to its record."""
 
-    result: GateResult
+    result: GateResult | ResultDigest
     link: str
 
 
@@ -31,8 +33,13 @@ def requirements_of(row: PlannedRow) -> RowRequirements:
     )
 
 
-def _revisions(provenance: Provenance) -> Revisions:
-    return tuple(getattr(provenance, name) for name in REVISION_FIELDS)
+def _revisions(provenance: Provenance | ProvenanceDigest) -> Revisions:
+    return (
+        provenance.model_revision,
+        provenance.checkpoint_sha256,
+        provenance.vllm_omni_version,
+        provenance.vllm_omni_commit,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +90,18 @@ def compile_matrix(
     """Stream ``results`` once, keeping only a compact view of those on planned rows."""
     by_row: dict[str, list[_Held]] = {str(row.key): [] for row in matrix.rows}
     runs: set[str] = set()
-    for located in results:
-        held = by_row.get(located.result.row)
-        if held is not None:
-            held.append(_hold(located))
-            runs.add(located.result.run_id)
+    # Millions of small, acyclic objects: the cyclic collector would rescan them over and over.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for located in results:
+            held = by_row.get(located.result.row)
+            if held is not None:
+                held.append(_hold(located))
+                runs.add(located.result.run_id)
+    finally:
+        if collecting:
+            gc.enable()
     rows = [_compile_row(row, by_row[str(row.key)], matrix, gate_versions) for row in matrix.rows]
     rows.sort(key=lambda r: r.key)
     return CompiledMatrix(

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.engine.compile import LocatedResult, compile_matrix
-from omniqual.engine.store import find_runs, read_run
+from omniqual.engine.digest import iter_run_digests
 from omniqual.specs.gates import LoadedGate, load_gates
 from omniqual.specs.matrix import LoadedMatrix, load_catalog, load_matrix
 from omniqual.specs.project import ProjectPaths, find_project
@@ -38,11 +38,12 @@ def load_project_matrix(path: Path) -> ProjectMatrix:
 
 def collect_results(dirs: Sequence[Path], relative_to: Path) -> Iterator[LocatedResult]:
     """Every result in the runs under ``dirs``, one run in memory at a time."""
-    for run_dir in find_runs(dirs):
-        journal = run_dir / "journal.jsonl"
-        link = os.path.relpath(journal, relative_to)
-        for result in read_run(run_dir).results:
-            yield LocatedResult(result, f"{link}#{result.result_id}")
+    links: dict[Path, str] = {}
+    for run_dir, digest in iter_run_digests(dirs):
+        link = links.get(run_dir)
+        if link is None:
+            link = links[run_dir] = os.path.relpath(run_dir / "journal.jsonl", relative_to)
+        yield LocatedResult(digest, f"{link}#{digest.result_id}")
 
 
 def compile_from_dirs(

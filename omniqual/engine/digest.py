@@ -1,0 +1,100 @@
+"""Fast reading of results for compiling: only the fields the rule table and links need.
+
+Compiling a matrix may read a million results; parsing each into a full GateResult costs more
+than twice as much as this digest. Records of an older schema take the full path (with its
+migrations) and are then reduced to the same digest, so both paths agree.
+"""
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.result import RESULT_SCHEMA_VERSION
+from omniqual.domain.run import JOURNAL_SCHEMA_VERSION, ResultRecorded
+from omniqual.engine.journal import JOURNAL_NAME, JournalReader, parse_record
+from omniqual.engine.run_reader import find_runs
+
+_VIEW = ConfigDict(extra="ignore", frozen=True)
+
+
+class ArtifactDigest(BaseModel):
+    model_config = _VIEW
+    sha256: str
+
+
+class ProvenanceDigest(BaseModel):
+    model_config = _VIEW
+    model_revision: str | None = None
+    checkpoint_sha256: str | None = None
+    vllm_omni_version: str | None = None
+    vllm_omni_commit: str | None = None
+
+
+class ResultDigest(BaseModel):
+    model_config = _VIEW
+    schema_version: int
+    result_id: str
+    run_id: str
+    gate_id: str
+    gate_version: int
+    row: str
+    outcome: GateOutcome
+    reasons: tuple[str, ...] = ()
+    startup_only: bool = False
+    artifacts: tuple[ArtifactDigest, ...] = ()
+    provenance: ProvenanceDigest = Field(default_factory=ProvenanceDigest)
+    finished_at: datetime
+
+
+class _ResultLine(BaseModel):
+    model_config = _VIEW
+    schema_version: int
+    kind: Literal["result"]
+    result: ResultDigest
+
+
+class _OtherLine(BaseModel):
+    model_config = _VIEW
+    schema_version: int
+    kind: Literal["run-started", "artifact", "run-finished"]
+
+
+_LINE: TypeAdapter[_ResultLine | _OtherLine] = TypeAdapter(
+    Annotated[_ResultLine | _OtherLine, Field(discriminator="kind")]
+)
+
+
+def _parse_digest(raw: bytes) -> ResultDigest | None:
+    try:
+        line = _LINE.validate_json(raw)
+    except ValidationError:
+        line = None
+    if line is not None and line.schema_version == JOURNAL_SCHEMA_VERSION:
+        if isinstance(line, _OtherLine):
+            return None
+        if line.result.schema_version == RESULT_SCHEMA_VERSION:
+            return line.result
+    # Older, newer or damaged: the full parser migrates, or raises with file:line.
+    record = parse_record(raw)
+    if isinstance(record, ResultRecorded):
+        return ResultDigest.model_validate(record.result.model_dump())
+    return None
+
+
+def iter_digests(run_dir: Path) -> Iterator[ResultDigest]:
+    reader: JournalReader[ResultDigest | None] = JournalReader(
+        run_dir / JOURNAL_NAME, _parse_digest
+    )
+    for digest in reader:
+        if digest is not None:
+            yield digest
+
+
+def iter_run_digests(paths: Sequence[Path]) -> Iterator[tuple[Path, ResultDigest]]:
+    for run_dir in find_runs(paths):
+        for digest in iter_digests(run_dir):
+            yield run_dir, digest
