@@ -56,8 +56,11 @@ def run_gate_command(
     junit: Path = typer.Option(None, "--junit", help="Also write a JUnit XML file."),
 ) -> None:
     """Run one gate on every matching row against a URL or a launched recipe."""
+    from omniqual.deploy.reaper import install_signal_handlers
     from omniqual.engine.single_gate import run_single_gate
 
+    # Servers are launched from worker threads; only the main thread can make SIGTERM stop them.
+    install_signal_handlers()
     with ConsoleObserver(as_json=as_json) as observer:
         results = asyncio.run(
             run_single_gate(
@@ -82,11 +85,13 @@ def run_command(
     ),
 ) -> None:
     """Run a campaign, compile its matrix and render the evidence report."""
-    from omniqual.engine.campaign import run_campaign
     from omniqual.cli.outputs import write_reports
+    from omniqual.deploy.reaper import install_signal_handlers
+    from omniqual.engine.campaign import run_campaign
     from omniqual.specs.campaign import load_campaign
 
     loaded = load_campaign(campaign)
+    install_signal_handlers()  # servers launched from worker threads stop on SIGTERM too
     with ConsoleObserver(as_json=as_json) as observer:
         outcome = asyncio.run(
             run_campaign(loaded, command=sys.argv, resume=resume, observe=observer)

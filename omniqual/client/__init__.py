@@ -1,1 +1,77 @@
-"""client layer."""
+"""Client layer: the only package that talks HTTP (httpx) to a vLLM-Omni target.
+
+Import from here: `OmniClient`, its request/response shapes, result values and typed errors.
+"""
+
+from omniqual.client.client import NO_JSON, ClientTimeouts, OmniClient
+from omniqual.client.errors import (
+    ApiError,
+    ClientError,
+    TargetProtocolError,
+    TargetTimeout,
+    TargetUnreachable,
+)
+from omniqual.client.form_encoding import FilePart, encode_multipart
+from omniqual.client.results import (
+    ChatImagesResult,
+    DisconnectOutcome,
+    HealthResult,
+    ImagesResult,
+    MediaResult,
+    RawResponse,
+    VideoPollResult,
+)
+from omniqual.client.schemas import (
+    TERMINAL_VIDEO_STATUSES,
+    AudioGenerateRequest,
+    ChatCompletionResponse,
+    ChatDiffusionRequest,
+    ErrorInfo,
+    ImageEditRequest,
+    ImageGenerationRequest,
+    ImageGenerationResponse,
+    ModelCard,
+    ModelList,
+    VideoCreateRequest,
+    VideoDeleted,
+    VideoJob,
+    VideoJobError,
+    VideoList,
+    parse_error_info,
+)
+
+__all__ = [
+    "NO_JSON",
+    "TERMINAL_VIDEO_STATUSES",
+    "ApiError",
+    "AudioGenerateRequest",
+    "ChatCompletionResponse",
+    "ChatDiffusionRequest",
+    "ChatImagesResult",
+    "ClientError",
+    "ClientTimeouts",
+    "DisconnectOutcome",
+    "ErrorInfo",
+    "FilePart",
+    "HealthResult",
+    "ImageEditRequest",
+    "ImageGenerationRequest",
+    "ImageGenerationResponse",
+    "ImagesResult",
+    "MediaResult",
+    "ModelCard",
+    "ModelList",
+    "OmniClient",
+    "RawResponse",
+    "TargetProtocolError",
+    "TargetTimeout",
+    "TargetUnreachable",
+    "VideoCreateRequest",
+    "VideoDeleted",
+    "VideoJob",
+    "VideoJobError",
+    "VideoList",
+    "VideoPollResult",
+    "encode_multipart",
+    "parse_error_info",
+]

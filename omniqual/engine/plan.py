@@ -72,12 +72,34 @@ def make_plan(
                 )
             )
             continue
+        problems.extend(_disagreements(loaded, recipes, spec.recipe, row.key, row.line))
         items = grouped.setdefault(spec.recipe, [])
         items.extend(PlannedGate(loaded.gates[g], row.key) for g in gate_ids)
     if problems:
         raise SpecError(problems)
     work = tuple(RecipeWork(rid, tuple(items)) for rid, items in grouped.items())
     return Plan(work, tuple(unplanned))
+
+
+def _disagreements(
+    loaded: ProjectMatrix, recipes: RecipeBook, recipe_id: str, key: RowKey, line: int | None
+) -> list[SpecProblem]:
+    """A recipe says which axis values it realizes; a row that names it must agree."""
+    found = []
+    for axis, value in recipes[recipe_id].recipe.row.items():
+        if loaded.matrix.catalog.axis(axis) is None:
+            where = str(recipes[recipe_id].path)
+            found.append(SpecProblem(where, recipes[recipe_id].line, f"row.{axis}", "unknown axis"))
+        elif key.get(axis) != value:
+            found.append(
+                SpecProblem(
+                    str(loaded.matrix.path),
+                    line,
+                    "recipe",
+                    f"recipe {recipe_id!r} realizes {axis}={value}, the row has {key.get(axis)}",
+                )  # fmt: skip
+            )
+    return found
 
 
 def done_keys(results: Sequence[GateResult]) -> set["DoneKey"]:

@@ -7,7 +7,6 @@ block ends, and its log is kept as evidence."""
 import asyncio
 import hashlib
 import importlib.metadata
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -15,16 +14,13 @@ from pathlib import Path
 
 from omniqual.checks.base import LaunchAttempt, TargetInfo
 from omniqual.deploy.launcher import launch, probe_startup, stop
+from omniqual.deploy.state import omniqual_home
 from omniqual.domain.evidence import Artifact
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.redaction import scrub_text
 from omniqual.engine.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe
-
-
-def omniqual_home() -> Path:
-    return Path(os.environ.get("OMNIQUAL_HOME", Path.home() / ".cache" / "omniqual"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,113 @@
+"""A launched server's process tree: memory totals and group-wide termination.
+
+Servers run in their own session, so their process group id is their pid; vLLM's worker
+processes normally stay in that group. Descendants found through psutil are terminated too, in
+case one started its own session.
+"""
+
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections.abc import Iterable
+
+import psutil
+
+logger = logging.getLogger(__name__)
+
+
+def tree(pid: int) -> list[psutil.Process]:
+    """The process and all its descendants that still exist."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def tree_rss_bytes(pid: int) -> int:
+    total = 0
+    for proc in tree(pid):
+        try:
+            total += proc.memory_info().rss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return total
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _living(procs: Iterable[psutil.Process]) -> list[psutil.Process]:
+    alive = []
+    for proc in procs:
+        try:
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                alive.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return alive
+
+
+def terminate_tree(pid: int, pgid: int, grace_s: float) -> bool:
+    """SIGTERM the group (and stray descendants), SIGKILL whatever remains after ``grace_s``.
+
+    Returns True when SIGKILL was needed. The caller reaps its own child (Popen.wait).
+    """
+    members = tree(pid)
+    _signal_group(pgid, signal.SIGTERM)
+    for proc in _living(members):
+        if _pgid_of(proc) != pgid:
+            _send(proc, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if not _living(members) and not _group_has_live_members(pgid):
+            return False
+        time.sleep(0.05)
+    survivors = _living(members)
+    if survivors or _group_has_live_members(pgid):
+        logger.info("process group %d ignored SIGTERM for %.1fs; sending SIGKILL", pgid, grace_s)
+        _signal_group(pgid, signal.SIGKILL)
+        for proc in survivors:
+            _send(proc, signal.SIGKILL)
+        psutil.wait_procs(survivors, timeout=5)
+        return True
+    return False
+
+
+def _group_has_live_members(pgid: int) -> bool:
+    if not group_alive(pgid):
+        return False
+    # killpg(0) also succeeds for zombies; look for a member that is not one.
+    for proc in psutil.process_iter(["pid", "status"]):
+        try:
+            if os.getpgid(proc.info["pid"]) == pgid and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                return True
+        except (ProcessLookupError, psutil.NoSuchProcess, PermissionError):
+            continue
+    return False
+
+
+def _pgid_of(proc: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(proc.pid)
+    except ProcessLookupError:
+        return None
+
+
+def _send(proc: psutil.Process, sig: signal.Signals) -> None:
+    with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+        proc.send_signal(sig)

@@ -1,0 +1,74 @@
+"""Generic report content: sections made of tables, key/value lists and bullet lists.
+
+View builders decide what goes into a section; templates only walk these blocks, so the
+Markdown and HTML renderings of one report always show the same facts.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+NO_EVIDENCE = "no evidence recorded"
+"""What a section says when the records hold nothing for it (it is never silently omitted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    kind: Literal["table"] = "table"
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            if len(row) != len(self.headers):
+                raise ValueError(f"table {self.title!r}: row {row!r} does not match the headers")
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValues:
+    title: str
+    items: tuple[tuple[str, str], ...]
+    kind: Literal["keyvalues"] = "keyvalues"
+
+
+@dataclass(frozen=True, slots=True)
+class Bullets:
+    title: str
+    items: tuple[str, ...]
+    kind: Literal["bullets"] = "bullets"
+
+
+Block = Table | KeyValues | Bullets
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One numbered section of a run evidence report."""
+
+    number: int
+    title: str
+    blocks: tuple[Block, ...] = ()
+    includes_matrix: bool = False
+    """The scoped matrix is drawn here (the run report carries its matrix view once)."""
+    empty_note: str = NO_EVIDENCE
+    """Shown instead of content when the section has no blocks and no matrix."""
+
+    @property
+    def empty(self) -> bool:
+        return not self.blocks and not self.includes_matrix
+
+
+def non_empty(*blocks: Block | None) -> tuple[Block, ...]:
+    """The blocks that hold something; an empty table would look like evidence that is absent."""
+    kept: list[Block] = []
+    for block in blocks:
+        if block is None:
+            continue
+        if isinstance(block, Table) and not block.rows:
+            continue
+        if isinstance(block, KeyValues) and not block.items:
+            continue
+        if isinstance(block, Bullets) and not block.items:
+            continue
+        kept.append(block)
+    return tuple(kept)

@@ -1,0 +1,172 @@
+"""Tables built from gate results and run records: results, cases, measurements, artifacts,
+parameters, revisions and environment fingerprints. Every value passes through ``redact``."""
+
+from collections.abc import Iterable, Mapping
+
+from omniqual.domain.provenance import Provenance
+from omniqual.domain.result import GateResult
+from omniqual.domain.run import EnvironmentFingerprint, RunSummary
+from omniqual.report.blocks import KeyValues, Table
+from omniqual.report.redact import safe_text, safe_value
+
+GIB = 1024**3
+
+
+def number(value: float) -> str:
+    """A raw figure exactly as recorded (shortest round-trip form, no rounding)."""
+    return repr(float(value))
+
+
+def _optional(value: object) -> str:
+    return "—" if value is None else str(value)
+
+
+RowLabels = Mapping[str, str]
+"""Row key → how a report names it (``#3`` for a row of the rendered matrix)."""
+
+
+def row_label(labels: RowLabels, key: str) -> str:
+    return labels.get(key, f"{key} (not in the matrix)")
+
+
+def result_table(title: str, results: Iterable[GateResult], labels: RowLabels) -> Table:
+    rows = []
+    for r in results:
+        problem = ""
+        if r.error is not None:
+            problem = f"{r.error.type}: {safe_text(r.error.message)}"
+        rows.append(
+            (
+                r.gate_id,
+                f"{r.gate_kind} v{r.gate_version}",
+                row_label(labels, r.row),
+                r.outcome.value + (" (startup only)" if r.startup_only else ""),
+                "; ".join(safe_text(x) for x in r.reasons) or "—",
+                problem or "—",
+                f"{r.duration_s:.3f} s",
+                f"{r.run_id}/{r.result_id}",
+            )
+        )
+    return Table(
+        title,
+        ("Gate", "Check", "Row", "Outcome", "Reasons", "Error", "Duration", "Result"),
+        tuple(rows),
+    )
+
+
+def case_table(title: str, results: Iterable[GateResult]) -> Table:
+    rows = tuple(
+        (
+            r.gate_id,
+            c.id,
+            c.endpoint,
+            c.field or "—",
+            safe_text(c.sent) if c.sent is not None else "—",
+            c.expected_status,
+            c.observed_status,
+            c.outcome.value,
+            "yes" if c.deviation else "no",
+            safe_text(c.note) or "—",
+        )
+        for r in results
+        for c in r.cases
+    )
+    headers = (
+        "Gate", "Case", "Endpoint", "Field", "Sent", "Expected", "Observed", "Outcome",
+        "Deviation", "Note",
+    )  # fmt: skip
+    return Table(title, headers, rows)
+
+
+def measurement_table(title: str, results: Iterable[GateResult], labels: RowLabels) -> Table:
+    rows = tuple(
+        (
+            r.gate_id,
+            row_label(labels, r.row),
+            m.name,
+            number(m.value),
+            m.unit,
+            _optional(m.samples),
+            "—" if m.bound is None else number(m.bound),
+            "—" if m.ok is None else ("met" if m.ok else "not met"),
+        )
+        for r in results
+        for m in r.measurements
+    )
+    headers = ("Gate", "Row", "Measurement", "Value", "Unit", "Samples", "Bound", "Bound met")
+    return Table(title, headers, rows)
+
+
+def artifact_table(results: Iterable[GateResult]) -> Table:
+    rows = tuple(
+        (a.sha256, str(a.size), a.media_type, a.role, safe_text(a.name), r.gate_id, r.result_id)
+        for r in results
+        for a in r.artifacts
+    )
+    headers = ("sha256", "Bytes", "Media type", "Role", "Name", "Gate", "Result")
+    return Table("Artifacts (content-addressed)", headers, rows)
+
+
+def parameter_table(results: Iterable[GateResult], labels: RowLabels) -> Table:
+    """Requested vs effective parameters; a difference is how a silent fallback shows up."""
+    rows = []
+    for r in results:
+        for name in sorted(set(r.requested) | set(r.effective)):
+            asked = safe_value(r.requested[name], name) if name in r.requested else "—"
+            got = safe_value(r.effective[name], name) if name in r.effective else "—"
+            differs = name in r.requested and name in r.effective and asked != got
+            rows.append(
+                (r.gate_id, row_label(labels, r.row), name, asked, got, "yes" if differs else "no")
+            )
+    headers = ("Gate", "Row", "Parameter", "Requested", "Effective", "Differs")
+    return Table("Requested and effective parameters", headers, tuple(rows))
+
+
+_PROVENANCE_FIELDS = tuple(Provenance.model_fields)
+
+
+def revision_table(results: Iterable[GateResult]) -> Table:
+    """Each distinct set of recorded revisions, with how many results were taken against it."""
+    tally: dict[tuple[str, ...], int] = {}
+    for r in results:
+        values = tuple(_optional(getattr(r.provenance, f)) for f in _PROVENANCE_FIELDS)
+        tally[values] = tally.get(values, 0) + 1
+    rows = tuple((*values, str(n)) for values, n in sorted(tally.items()))
+    return Table("Revisions under test", (*_PROVENANCE_FIELDS, "results"), rows)
+
+
+def _fingerprint(run_ids: list[str], env: EnvironmentFingerprint) -> KeyValues:
+    gpus = "; ".join(
+        f"#{g.index} {g.name} {g.memory_total_bytes / GIB:.1f} GiB"
+        + (f" driver {g.driver}" if g.driver else "")
+        for g in env.gpus
+    )
+    items = (
+        ("runs", ", ".join(run_ids)),
+        ("os", env.os),
+        ("kernel", env.kernel),
+        ("machine", env.machine),
+        ("cpu", f"{env.cpu_model} ({env.cpu_count} logical)"),
+        ("memory", f"{env.memory_total_bytes} bytes ({env.memory_total_bytes / GIB:.1f} GiB)"),
+        ("gpus", gpus or "none"),
+        ("python", env.python),
+        ("omniqual", env.omniqual_version),
+        ("git commit", _optional(env.git_commit) + (" (dirty)" if env.git_dirty else "")),
+        ("hostname sha256", env.hostname_hash[:16]),
+    )
+    return KeyValues("Environment fingerprint", items)
+
+
+def environment_blocks(runs: Iterable[RunSummary]) -> tuple[KeyValues | Table, ...]:
+    """One fingerprint (and package list) per distinct environment, naming the runs it covers."""
+    by_env: dict[str, tuple[EnvironmentFingerprint, list[str]]] = {}
+    for run in runs:
+        key = run.environment.model_dump_json()
+        by_env.setdefault(key, (run.environment, []))[1].append(run.run_id)
+    blocks: list[KeyValues | Table] = []
+    for env, run_ids in by_env.values():
+        blocks.append(_fingerprint(run_ids, env))
+        packages = tuple((name, version) for name, version in sorted(env.packages.items()))
+        if packages:
+            blocks.append(Table("Packages", ("Package", "Version"), packages))
+    return tuple(blocks)

@@ -1,0 +1,86 @@
+"""Configuration of the fake vLLM-Omni server: model limits, simulated timings, scripted faults.
+
+Every fault is off by default, so `FakeConfig()` behaves like a healthy, strict server.
+Fields stay mutable on purpose: a test may switch a fault on in the middle of a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+
+class LatencySpike(BaseModel):
+    """Extra latency added to generation requests that arrive inside a time window, measured in
+    seconds from the fake's creation (`FakeOmni.reset_origin()` restarts the count)."""
+
+    start_s: float = Field(ge=0)
+    duration_s: float = Field(gt=0)
+    extra_s: float = Field(gt=0)
+
+
+class FakeFaults(BaseModel):
+    """Scripted misbehaviours; each one is what a qualification gate must catch."""
+
+    accepts_out_of_range: bool = False  # skip range/alignment checks (types still checked)
+    error_without_envelope: bool = False  # errors are text/plain with only the HTTP phrase
+    payload_limit_status: Literal[413, 400, 200] = 413  # 200 = the cap is not enforced
+    creates_job_for_invalid_async: bool = False  # a rejected POST /v1/videos still stores a job
+    leaves_temp_file: bool = False  # each generation request leaves a file in temp_dir
+    unhealthy_after_rejection: bool = False  # /health turns 503 after any rejected request
+    sync_async_bytes_differ: bool = False  # /v1/videos/sync bytes differ from the async job's
+    ignores_cancellation: bool = False  # DELETE answers OK but the job completes and serves
+    two_terminal_states: bool = False  # a job reports completed once, then failed
+    leaks_per_abort: bool = False  # each aborted request grows fake RSS and leaves a temp file
+    hangs_after_disconnect: bool = False  # after a client disconnect /health blocks (hang_s)
+    latency_spike: LatencySpike | None = None
+    drops_requests: int = Field(default=0, ge=0)  # every Nth POST closed unanswered; 0 = off
+    garbage_responses: bool = False  # every route but /health answers 200 with non-JSON bytes
+
+
+class FakeConfig(BaseModel):
+    """The fake model's contract and timings. Defaults are small so that tests stay cheap."""
+
+    model_name: str = "fake/omni-tiny"
+    faults: FakeFaults = Field(default_factory=FakeFaults)
+
+    max_n: int = 10
+    min_steps: int = 1
+    max_steps: int = 200
+    max_guidance: float = 20.0
+    min_side: int = 16
+    max_side: int = 2048
+    size_multiple: int = 16
+    max_pixels: int = 7680 * 4320
+    default_image_size: tuple[int, int] = (64, 64)
+    max_edit_images: int = 1
+    max_upload_bytes: int = 8 * 1024 * 1024
+
+    default_video_size: tuple[int, int] = (64, 64)
+    default_num_frames: int = 9
+    default_fps: int = 24
+    max_num_frames: int = 257
+
+    audio_sample_rate: int = 44_100
+    audio_channels: int = 2
+    default_audio_s: float = 1.0
+    max_audio_s: float = 10.0
+
+    image_work_s: float = 0.0  # simulated compute per image / chat request
+    audio_work_s: float = 0.0
+    video_queue_s: float = 0.02  # async job stays "queued" this long
+    video_run_s: float = 0.1  # then "in_progress" this long; also the sync video compute time
+
+    temp_dir: Path | None = None  # needed by leaves_temp_file and leaks_per_abort
+    base_rss_bytes: int = 900 * 1024 * 1024
+    leak_bytes_per_abort: int = 16 * 1024 * 1024
+    hang_s: float = 3600.0  # how long a hanging /health blocks (a stop wakes it)
+
+    @model_validator(mode="after")
+    def _temp_dir_when_needed(self) -> FakeConfig:
+        wants_files = self.faults.leaves_temp_file or self.faults.leaks_per_abort
+        if wants_files and self.temp_dir is None:
+            raise ValueError("leaves_temp_file / leaks_per_abort need temp_dir")
+        return self

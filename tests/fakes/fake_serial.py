@@ -1,0 +1,42 @@
+"""A fake server that computes one generation request at a time (like vLLM-Omni serving with
+``--max-num-seqs 1``), so load beyond its service rate queues and latency grows: the saturation
+search has a real knee to find. Reached in-process through ``transport()``; no sockets."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from tests.fakes.fake_core import Drop, Hang
+from tests.fakes.fake_omni import FakeOmni
+
+
+class SerialFakeOmni(FakeOmni):
+    """`FakeOmni` whose simulated work holds a single worker lock. A client that disconnects
+    while queued for the worker is an abort too (the fake records it)."""
+
+    _worker: asyncio.Lock | None = None
+
+    async def handle_async(self, request: httpx.Request) -> httpx.Response:
+        outcome = self.plan(request)
+        if isinstance(outcome, Drop):
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        if isinstance(outcome, Hang):
+            await asyncio.sleep(outcome.seconds)
+            return outcome.response
+        if outcome.work_s <= 0:
+            started = self.begin()
+            self.end(outcome, started, aborted=False)
+            return outcome.response
+        if self._worker is None:
+            self._worker = asyncio.Lock()
+        started = self.begin()
+        try:
+            async with self._worker:
+                await asyncio.sleep(outcome.work_s)
+        except asyncio.CancelledError:
+            self.end(outcome, started, aborted=True)
+            raise
+        self.end(outcome, started, aborted=False)
+        return outcome.response

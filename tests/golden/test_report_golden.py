@@ -1,0 +1,87 @@
+"""Golden files for every report format, rendered from the fixed records in report_fixtures.
+
+A template or view change shows up here as a readable diff of the rendered output. After an
+intended change, regenerate the files and review the diff before committing:
+
+    OMNIQUAL_UPDATE_GOLDEN=1 .venv/bin/pytest tests/golden
+"""
+
+import os
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import report_fixtures as fx
+
+from omniqual.domain.matrix import CompiledMatrix
+from omniqual.domain.outcomes import CellState
+from omniqual.report.diff import diff_matrices
+from omniqual.report.render import render_diff, render_matrix, render_run_report
+
+GOLDEN = Path(__file__).parent / "report"
+UPDATE = os.environ.get("OMNIQUAL_UPDATE_GOLDEN") == "1"
+
+
+def _later_matrix() -> CompiledMatrix:
+    """The fixture matrix a day later: the cache row got validated, the Wan row was dropped,
+    and a new FP8 row appeared."""
+    base = fx.matrix()
+    rows = list(base.rows)
+    rows[3] = rows[3].model_copy(
+        update={
+            "state": CellState.VALIDATED,
+            "reasons": (),
+            "evidence": (fx._ref("r-010", "cache-parity", "passed", fx.sha(10)),),
+        }
+    )
+    new = rows[1].model_copy(
+        update={
+            "key": rows[1].key.replace("cache=none", "cache=tea-cache"),
+            "axes": {**rows[1].axes, "cache": "tea-cache"},
+            "state": CellState.NOT_TESTED,
+            "reasons": ("tea-cache-parity: no usable result",),
+            "evidence": (),
+        }
+    )
+    return base.model_copy(
+        update={
+            "rows": (*rows[:4], new),
+            "compiled_at": base.compiled_at + timedelta(days=1),
+        }
+    )
+
+
+CASES: dict[str, Callable[[], str]] = {
+    "matrix.md": lambda: render_matrix(fx.matrix(), "md"),
+    "matrix.html": lambda: render_matrix(fx.matrix(), "html"),
+    "matrix.json": lambda: render_matrix(fx.matrix(), "json"),
+    "run.md": lambda: render_run_report(fx.run_evidence(), "md"),
+    "run.html": lambda: render_run_report(fx.run_evidence(), "html"),
+    "run.json": lambda: render_run_report(fx.run_evidence(), "json"),
+    "diff.md": lambda: render_diff(diff_matrices(fx.matrix(), _later_matrix()), "md"),
+    "diff.json": lambda: render_diff(diff_matrices(fx.matrix(), _later_matrix()), "json"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_render_matches_golden_file(name: str) -> None:
+    rendered = CASES[name]()
+    path = GOLDEN / name
+    if UPDATE:
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(rendered, encoding="utf-8")
+    assert path.exists(), f"{path} missing: run with OMNIQUAL_UPDATE_GOLDEN=1 to create it"
+    assert rendered == path.read_text(encoding="utf-8"), (
+        f"{name} differs from its golden file; if intended, regenerate with "
+        "OMNIQUAL_UPDATE_GOLDEN=1 and review the diff"
+    )
+
+
+def test_rendering_is_deterministic() -> None:
+    assert all(CASES[name]() == CASES[name]() for name in CASES)
+
+
+def test_golden_matrix_json_round_trips() -> None:
+    text = (GOLDEN / "matrix.json").read_text(encoding="utf-8")
+    assert CompiledMatrix.model_validate_json(text) == fx.matrix()
