@@ -91,14 +91,8 @@ def _disagreements(
             where = str(recipes[recipe_id].path)
             found.append(SpecProblem(where, recipes[recipe_id].line, f"row.{axis}", "unknown axis"))
         elif key.get(axis) != value:
-            found.append(
-                SpecProblem(
-                    str(loaded.matrix.path),
-                    line,
-                    "recipe",
-                    f"recipe {recipe_id!r} realizes {axis}={value}, the row has {key.get(axis)}",
-                )  # fmt: skip
-            )
+            message = f"recipe {recipe_id!r} realizes {axis}={value}, the row has {key.get(axis)}"
+            found.append(SpecProblem(str(loaded.matrix.path), line, "recipe", message))
     return found
 
 
