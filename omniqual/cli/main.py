@@ -6,27 +6,22 @@ import typer
 
 from omniqual import __version__
 from omniqual.cli.env import env_command
+from omniqual.cli.gate import gate_app, run_command
 from omniqual.cli.matrix import matrix_app
+from omniqual.cli.report import report_command
+from omniqual.cli.target import target_app
 
 app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     help="Qualify vLLM-Omni diffusion deployments, gate by gate, with evidence.",
 )
+app.command("run")(run_command)
+app.add_typer(gate_app, name="gate")
 app.add_typer(matrix_app, name="matrix")
+app.add_typer(target_app, name="target")
+app.command("report")(report_command)
 app.command("env")(env_command)
-
-
-def _register_optional() -> None:
-    # Sub-apps that pull heavier modules are imported here, once, at CLI start.
-    from omniqual.cli.gate import gate_app, run_command
-    from omniqual.cli.report import report_command
-    from omniqual.cli.target import target_app
-
-    app.add_typer(gate_app, name="gate")
-    app.add_typer(target_app, name="target")
-    app.command("run")(run_command)
-    app.command("report")(report_command)
 
 
 def _version(value: bool) -> None:
@@ -46,5 +41,4 @@ def root(
 
 
 def main() -> None:
-    _register_optional()
     app()

@@ -5,14 +5,13 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from omniqual.cli.main import _register_optional, app
+from omniqual.cli.main import app
 from omniqual.domain.outcomes import GateOutcome as O
 from tests.fakes.evidence import record_run
 
 MATRICES = Path(__file__).resolve().parents[2] / "data" / "mini-project" / "matrices"
 BASE = "model=m;task=t2i;quantization=none;hardware=cpu"
 runner = CliRunner()
-_register_optional()
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

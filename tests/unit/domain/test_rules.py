@@ -35,7 +35,9 @@ def item(gate: str, outcome: GateOutcome = P, minute: int = 0, **kw: object) -> 
     return EvidenceItem(**fields)  # type: ignore[arg-type]
 
 
-def state(req: RowRequirements, *items: EvidenceItem, target: tuple[str | None, ...] = ()) -> CellState:
+def state(
+    req: RowRequirements, *items: EvidenceItem, target: tuple[str | None, ...] = ()
+) -> CellState:
     return derive_state(req, items, VERSIONS, target).state
 
 

@@ -1,0 +1,32 @@
+"""Check kinds for engine tests: no HTTP, a scripted verdict, one artifact."""
+
+from typing import ClassVar, Literal
+
+from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams
+from omniqual.domain.outcomes import GateOutcome
+
+CALLS: list[tuple[str, str]] = []
+"""(gate id, row) of every run, for assertions."""
+
+
+class ScriptedParams(CheckParams):
+    outcome: Literal["passed", "failed", "invalid", "raise"] = "passed"
+    reason: str = ""
+
+
+class ScriptedCheck:
+    kind: ClassVar[str] = "scripted"
+    params_model: ClassVar[type[CheckParams]] = ScriptedParams
+    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
+
+    async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
+        assert isinstance(params, ScriptedParams)
+        CALLS.append((ctx.gate.id, str(ctx.row)))
+        if params.outcome == "raise":
+            raise RuntimeError("scripted harness fault")
+        artifact = ctx.artifacts.put_artifact(
+            f"{ctx.gate.id} on {ctx.row}".encode(), media_type="text/plain", role="log",
+            name=f"{ctx.gate.id} log",
+        )  # fmt: skip
+        reasons = (params.reason,) if params.reason else ()
+        return CheckOutcome(GateOutcome(params.outcome), reasons, artifacts=(artifact,))

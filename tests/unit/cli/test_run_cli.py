@@ -1,0 +1,78 @@
+"""``omniqual run`` and ``omniqual gate run`` as a user runs them (scripted checks, no sockets)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from omniqual.cli.main import app
+from tests.fakes.projects import make_project
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = make_project(tmp_path, monkeypatch)
+    monkeypatch.chdir(root)
+    monkeypatch.setattr("omniqual.deploy.reaper.install_signal_handlers", lambda: None)
+    return root
+
+
+def test_run_writes_reports_and_fails_on_a_failed_gate(project: Path) -> None:
+    result = runner.invoke(app, ["run", "c.yaml", "-o", "out", "--json", "--junit", "j.xml"])
+    assert result.exit_code == 1, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert {line["gate"] for line in lines} == {"good", "bad"}
+    assert {"m.compiled.json", "matrix.md", "matrix.html", "report.md", "report.html"} <= {
+        p.name for p in (project / "out").iterdir()
+    }
+    assert "planted fault" in (project / "j.xml").read_text()
+    assert "validated" in (project / "out" / "matrix.md").read_text()
+
+
+def test_report_policy_exits_zero_with_findings(project: Path) -> None:
+    (project / "c.yaml").write_text(
+        "name: c\nmatrix: matrices/m.yaml\nevidence: runs\nexit_policy: report\n"
+    )
+    result = runner.invoke(app, ["run", "c.yaml", "-o", "out"])
+    assert result.exit_code == 0, result.output
+    assert "--strict" not in result.output
+    assert runner.invoke(app, ["run", "c.yaml", "-o", "out", "--strict"]).exit_code == 1
+
+
+def test_gate_run_on_one_row(project: Path) -> None:
+    result = runner.invoke(
+        app, ["gate", "run", "good", "--target", "live", "--matrix", "matrices/m.yaml",
+              "--row", "task=t2i", "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (line,) = [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
+    assert line["outcome"] == "passed"
+    assert line["row"] == "model=m;task=t2i;quantization=none;hardware=cpu"
+
+
+def test_gate_run_with_no_matching_row_is_a_usage_error(project: Path) -> None:
+    result = runner.invoke(
+        app, ["gate", "run", "good", "--target", "live", "--matrix", "matrices/m.yaml",
+              "--row", "task=t2v,quantization=fp8"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "no matrix row matches" in result.stderr
+
+
+def test_gate_run_with_an_unknown_axis_is_a_usage_error(project: Path) -> None:
+    result = runner.invoke(
+        app, ["gate", "run", "good", "--target", "live", "--matrix", "matrices/m.yaml",
+              "--row", "colour=red"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "unknown axis 'colour'" in result.stderr
+
+
+def test_an_unknown_campaign_file_is_one_line(project: Path) -> None:
+    result = runner.invoke(app, ["run", "nope.yaml"])
+    assert result.exit_code == 2
+    assert "file not found" in result.stderr
+    assert "Traceback" not in result.output
