@@ -1,0 +1,301 @@
+"""Boundary cases generated from a contract (pure and deterministic): for every accepted boundary
+its rejected neighbour (SKILL Gate 0, api-and-recipes "add the neighbouring rejected values").
+
+Per field: smallest and largest legal value and min-1 / max+1 (an aligned step for aligned
+fields, ``step`` for floats), a misaligned value, a wrong type, a missing required field, every
+enum value and an unknown one, a too-short string. Per file input: the most inputs allowed and
+one more, none where some are required, one where none is allowed, an upload one byte over the
+cap, and bytes that do not match their declared MIME type. Every other field keeps its tiny
+probe value, so accepted cases stay cheap on a CPU.
+"""
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import JsonValue
+
+from omniqual.domain.contract import (
+    MULTIPART_MODES,
+    EndpointContract,
+    FieldContract,
+    InputContract,
+)
+
+Expect = Literal["accepted", "invalid", "payload"]
+FileContent = Literal["png", "oversize-png", "not-image"]
+EXPECTED_STATUS: dict[Expect, str] = {"accepted": "2xx", "invalid": "400", "payload": "413"}
+_DEFAULT_FLOAT_STEP = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class UploadFile:
+    field: str
+    content: FileContent
+    media_type: str
+    size: int = 0
+    """Byte size for ``oversize-png``; the others are small fixtures."""
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    api_mode: str
+    field: str | None
+    kind: str
+    values: Mapping[str, JsonValue]
+    """Every field value sent (the probe with this case's change applied)."""
+    expect: Expect
+    files: tuple[UploadFile, ...] = ()
+    sent: str = ""
+    """A short, redacted rendering of what this case changes (never a prompt or payload)."""
+    skip_reason: str = ""
+    """Non-empty: the case is reported as not probed, with this reason, and never sent."""
+
+    @property
+    def expected_status(self) -> str:
+        return EXPECTED_STATUS[self.expect]
+
+
+def probe_files(endpoint: EndpointContract) -> tuple[UploadFile, ...]:
+    return tuple(
+        UploadFile(spec.field, "png", spec.media_types[0])
+        for spec in endpoint.inputs
+        for _ in range(spec.probe_count)
+    )
+
+
+def generate_cases(endpoint: EndpointContract) -> tuple[Case, ...]:
+    """Every case for one endpoint: the probe first, then fields, then inputs."""
+    probe = Case(
+        f"{endpoint.api_mode}/probe",
+        endpoint.api_mode,
+        None,
+        "probe",
+        dict(endpoint.probe),
+        "accepted",
+        probe_files(endpoint),
+        "the probe request",
+    )
+    cases = [probe]
+    for spec in endpoint.fields:
+        cases.extend(_field_cases(endpoint, spec))
+    for spec_input in endpoint.inputs:
+        cases.extend(_input_cases(endpoint, spec_input))
+    return tuple(cases)
+
+
+def _case(
+    endpoint: EndpointContract,
+    spec: FieldContract,
+    kind: str,
+    value: JsonValue,
+    expect: Expect,
+    *,
+    omit: bool = False,
+    skip_reason: str = "",
+) -> Case:
+    values = {k: v for k, v in endpoint.probe.items() if k != spec.name}
+    if not omit:
+        values[spec.name] = value
+    sent = f"{spec.name} omitted" if omit else f"{spec.name}={render_value(spec.name, value)}"
+    return Case(
+        f"{endpoint.api_mode}/{spec.name}/{kind}",
+        endpoint.api_mode,
+        spec.name,
+        kind,
+        values,
+        expect,
+        probe_files(endpoint),
+        sent,
+        skip_reason,
+    )
+
+
+def _field_cases(endpoint: EndpointContract, spec: FieldContract) -> Iterator[Case]:
+    if spec.required:
+        yield _case(endpoint, spec, "missing", None, "invalid", omit=True)
+    wrong = _wrong_type(spec, endpoint.api_mode in MULTIPART_MODES)
+    if wrong is not None:
+        yield _case(endpoint, spec, "wrong-type", wrong, "invalid")
+    if spec.type == "str":
+        yield from _str_cases(endpoint, spec)
+    elif spec.type in ("int", "float", "size"):
+        yield from _number_cases(endpoint, spec)
+
+
+def _wrong_type(spec: FieldContract, multipart: bool) -> JsonValue:
+    if spec.type in ("int", "float"):
+        return "not-a-number"
+    if spec.type == "size":
+        return "not-a-size"
+    if spec.type == "bool":
+        return "not-a-bool"
+    return None if multipart else 12345  # a form field is text whatever it holds
+
+
+def _str_cases(endpoint: EndpointContract, spec: FieldContract) -> Iterator[Case]:
+    if spec.enum is not None:
+        for value in spec.enum:
+            if endpoint.probe.get(spec.name) != value:  # the probe already sends this one
+                yield _case(endpoint, spec, f"enum={value}", value, "accepted")
+        yield _case(endpoint, spec, "enum-unknown", "omniqual-unknown-value", "invalid")
+    if spec.min_length is not None:
+        yield _case(endpoint, spec, "too-short", "x" * (spec.min_length - 1), "invalid")
+
+
+def _number_cases(endpoint: EndpointContract, spec: FieldContract) -> Iterator[Case]:
+    if spec.min is not None:
+        low = _legal(spec, spec.min, up=True)
+        yield _case(endpoint, spec, "min", _shaped(endpoint, spec, low), "accepted")
+        yield _case(
+            endpoint, spec, "below-min", _shaped(endpoint, spec, _below(spec, low)), "invalid"
+        )
+    if spec.max is not None:
+        high = _legal(spec, spec.max, up=False)
+        skip = spec.max_probe_reason if spec.max_probe == "skip" else ""
+        yield _case(
+            endpoint, spec, "max", _shaped(endpoint, spec, high), "accepted", skip_reason=skip or ""
+        )
+        yield _case(
+            endpoint, spec, "above-max", _shaped(endpoint, spec, _above(spec, high)), "invalid"
+        )
+    if spec.multiple_of is not None:
+        base = _probe_number(endpoint, spec)
+        if base is None and spec.min is not None:
+            base = _legal(spec, spec.min, up=True)  # no probe value: start at the smallest legal
+        if base is not None:
+            odd = int(base) + max(1, spec.multiple_of // 2)
+            expect: Expect = "invalid" if spec.misaligned == "reject" else "accepted"
+            yield _case(endpoint, spec, "misaligned", _shaped(endpoint, spec, odd), expect)
+
+
+def _legal(spec: FieldContract, bound: float, *, up: bool) -> float:
+    """The smallest (up) or largest legal value at a bound, respecting alignment."""
+    if spec.type == "float" or spec.multiple_of is None:
+        return bound
+    m, off = spec.multiple_of, spec.offset
+    k = math.ceil((bound - off) / m) if up else math.floor((bound - off) / m)
+    return k * m + off
+
+
+def _distance(spec: FieldContract) -> float:
+    if spec.type == "float":
+        return spec.step or _DEFAULT_FLOAT_STEP
+    # One alignment step out: a rejecting field then breaks only the range rule, and a flooring
+    # field cannot floor its neighbour back onto the legal extreme (126 -> 125 for 4k+1).
+    return float(spec.multiple_of) if spec.multiple_of else 1.0
+
+
+def _below(spec: FieldContract, low: float) -> float:
+    if spec.type != "float" and spec.misaligned == "floor":
+        return low - 1  # floors below the minimum, so min-1 is already a rejected value
+    return low - _distance(spec)
+
+
+def _above(spec: FieldContract, high: float) -> float:
+    return high + _distance(spec)
+
+
+def _probe_number(endpoint: EndpointContract, spec: FieldContract) -> float | None:
+    value = endpoint.probe.get(spec.name)
+    if spec.type == "size" and isinstance(value, str):
+        return float(parse_size(value)[0])
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _shaped(endpoint: EndpointContract, spec: FieldContract, number: float) -> JsonValue:
+    """The wire value: ints as ints, floats rounded, a size varies its width only (the height
+    keeps its probe value, so a large legal width stays cheap)."""
+    if spec.type == "float":
+        return round(number, 6)
+    if spec.type == "size":
+        probe = endpoint.probe.get(spec.name)
+        height = parse_size(probe)[1] if isinstance(probe, str) else int(number)
+        return f"{int(number)}x{height}"
+    return int(number)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    width, _, height = text.lower().partition("x")
+    return int(width), int(height)
+
+
+def _input_cases(endpoint: EndpointContract, spec: InputContract) -> Iterator[Case]:
+    others = tuple(f for f in probe_files(endpoint) if f.field != spec.field)
+    media = spec.media_types[0]
+
+    def make(kind: str, files: tuple[UploadFile, ...], expect: Expect, sent: str) -> Case:
+        return Case(
+            f"{endpoint.api_mode}/{spec.field}/{kind}",
+            endpoint.api_mode,
+            spec.field,
+            kind,
+            dict(endpoint.probe),
+            expect,
+            others + files,
+            sent,
+        )
+
+    def valid(count: int) -> tuple[UploadFile, ...]:
+        return tuple(UploadFile(spec.field, "png", media) for _ in range(count))
+
+    if spec.max_count == 0:
+        yield make("unexpected-input", valid(1), "invalid", f"1 {spec.field} ({media})")
+        return
+    if spec.min_count >= 1:
+        yield make("missing-input", (), "invalid", f"no {spec.field}")
+    yield make("max-inputs", valid(spec.max_count), "accepted", f"{spec.max_count} {spec.field}")
+    yield make(
+        "too-many-inputs",
+        valid(spec.max_count + 1),
+        "invalid",
+        f"{spec.max_count + 1} {spec.field}",
+    )
+    count = max(1, spec.probe_count)
+    if spec.max_bytes is not None:
+        big = UploadFile(spec.field, "oversize-png", media, spec.max_bytes + 1)
+        yield make(
+            "oversize",
+            (big, *valid(count - 1)),
+            "payload",
+            f"{spec.field} of {spec.max_bytes + 1} bytes (cap {spec.max_bytes})",
+        )
+    fake = UploadFile(spec.field, "not-image", media)
+    yield make(
+        "mime-mismatch",
+        (fake, *valid(count - 1)),
+        "invalid",
+        f"{spec.field}: PDF bytes labelled {media}",
+    )
+
+
+_SECRET_FIELDS = frozenset({"prompt", "input", "negative_prompt", "messages"})
+
+
+def render_value(name: str, value: JsonValue) -> str:
+    """Short and redacted: prompts show only their length, long values are cut."""
+    if name in _SECRET_FIELDS and isinstance(value, str):
+        return f"<{len(value)} chars>"
+    text = repr(value)
+    return text if len(text) <= 48 else text[:45] + "..."
+
+
+@dataclass(frozen=True, slots=True)
+class CasePlan:
+    """Cases in run order: rejections first (Gate 0: prove rejection has no side effects before
+    any positive request), then accepted ones; skipped cases are kept to be reported."""
+
+    rejected: tuple[Case, ...]
+    accepted: tuple[Case, ...]
+    skipped: tuple[Case, ...] = field(default=())
+
+
+def plan_cases(endpoints: tuple[EndpointContract, ...]) -> CasePlan:
+    every = [case for endpoint in endpoints for case in generate_cases(endpoint)]
+    return CasePlan(
+        rejected=tuple(c for c in every if c.expect != "accepted" and not c.skip_reason),
+        accepted=tuple(c for c in every if c.expect == "accepted" and not c.skip_reason),
+        skipped=tuple(c for c in every if c.skip_reason),
+    )

@@ -1,0 +1,306 @@
+"""The ``api_contract`` check kind (SKILL Gate 0): freeze the official contract, reject the
+neighbours. Loads the row's model contract, runs the rejections first (then proves they left no
+job, no temp file and a healthy server), then the accepted boundaries, then sync/async parity,
+and records every case, a raw-response summary and the contract itself as evidence."""
+
+import json
+import logging
+import time
+from pathlib import Path
+
+from pydantic import Field
+
+from omniqual.checks.api_contract.cases import Case, plan_cases
+from omniqual.checks.api_contract.exchange import ExchangeRecord, Timeouts, run_case
+from omniqual.checks.api_contract.judge import Judgement, judge, skipped, transport_failure
+from omniqual.checks.api_contract.parity import check_parity
+from omniqual.checks.api_contract.side_effects import (
+    TempSnapshot,
+    health_status,
+    served_release,
+    video_job_ids,
+)
+from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
+from omniqual.client import ClientError, OmniClient
+from omniqual.domain.contract import ApiMode, EndpointContract, ModelContract, ParityPair
+from omniqual.domain.evidence import Artifact, CaseResult, Measurement
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.specs.contracts import contract_path, load_contract
+
+logger = logging.getLogger(__name__)
+MAX_REASONS = 60
+
+
+class ApiContractParams(CheckParams):
+    contracts_dir: str = "gates/contracts"
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    job_timeout_s: float = Field(default=300.0, gt=0)
+    poll_interval_s: float = Field(default=0.25, gt=0)
+    parity: bool = True
+    temp_dirs: tuple[str, ...] = Field(
+        default=(), description="The target's temp/upload dirs; empty skips the temp-file check."
+    )
+    release: str | None = Field(
+        default=None, description="vLLM-Omni release for deviations; None asks GET /version."
+    )
+    api_modes: tuple[ApiMode, ...] | None = Field(
+        default=None, description="Endpoints to test; None = the row's api_mode, else all."
+    )
+
+
+class ApiContractCheck:
+    kind = "api_contract"
+    params_model = ApiContractParams
+    needs = "server"
+
+    async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
+        assert isinstance(params, ApiContractParams)
+        model = ctx.row.get("model")
+        if not model:
+            return CheckOutcome(GateOutcome.SKIPPED, ("the row has no model axis value",))
+        path = contract_path(ctx.project_root / params.contracts_dir, model)
+        if not path.is_file():
+            return CheckOutcome(GateOutcome.SKIPPED, (f"no contract for model {model!r}: {path}",))
+        contract = load_contract(path)
+        endpoints = select_endpoints(contract, ctx, params)
+        if not endpoints:
+            why = f"contract {path.name} declares no endpoint for this row ({ctx.row})"
+            return CheckOutcome(GateOutcome.SKIPPED, (why,))
+        async with ctx.make_client() as client:
+            run = _Run(ctx, params, contract, endpoints, client)
+            return await run.execute(path)
+
+
+def select_endpoints(
+    contract: ModelContract, ctx: CheckContext, params: ApiContractParams
+) -> tuple[EndpointContract, ...]:
+    modes = params.api_modes
+    if modes is None:
+        row_mode = ctx.row.get("api_mode")
+        modes = tuple(e.api_mode for e in contract.endpoints if row_mode in (None, e.api_mode))
+    task = ctx.row.get("task") if params.api_modes is None else None
+    return tuple(e for e in contract.endpoints if e.api_mode in modes and task in (None, e.task))
+
+
+class _Run:
+    """One gate run's state: cases judged so far, failures, exchanges for the artifacts."""
+
+    def __init__(
+        self,
+        ctx: CheckContext,
+        params: ApiContractParams,
+        contract: ModelContract,
+        endpoints: tuple[EndpointContract, ...],
+        client: OmniClient,
+    ) -> None:
+        self.ctx, self.params, self.contract, self.client = ctx, params, contract, client
+        self.endpoints = endpoints
+        self.by_mode: dict[str, EndpointContract] = {e.api_mode: e for e in endpoints}
+        self.timeouts = Timeouts(
+            params.request_timeout_s, params.job_timeout_s, params.poll_interval_s
+        )
+        self.results: list[CaseResult] = []
+        self.failures: list[str] = []
+        self.records: list[ExchangeRecord] = []
+        self.release: str | None = params.release
+        self.done = 0
+        self.total = 0
+
+    async def execute(self, contract_file: Path) -> CheckOutcome:
+        started = time.perf_counter()
+        if self.release is None:
+            self.release = await served_release(self.client)
+        if await health_status(self.client) != 200:
+            return CheckOutcome(GateOutcome.INVALID, ("target is not healthy before the gate",))
+        plan = plan_cases(self.endpoints)
+        pairs = self._parity_pairs()
+        self.total = len(plan.rejected) + len(plan.accepted) + len(pairs) + 1
+        temp_dirs = [Path(d) for d in self.params.temp_dirs]
+        temp_start = TempSnapshot.take(temp_dirs)
+        for case in plan.rejected:
+            await self._rejected(case)
+        await self._side_effects_after_rejections(temp_dirs, temp_start)
+        for case in plan.accepted:
+            await self._one(case)
+        for pair in pairs:
+            self._progress(f"parity {pair.a} ~ {pair.b}")
+            parity = await check_parity(self.client, self.contract, pair, self.timeouts)
+            self.records.extend(r for ex in parity.exchanges for r in ex.records)
+            self._add(Judgement(parity.result, parity.failure))
+        self.results.extend(skipped(case).result for case in plan.skipped)
+        await self._final_checks(temp_dirs, temp_start)
+        return self._outcome(contract_file, time.perf_counter() - started, len(plan.skipped))
+
+    def _parity_pairs(self) -> list[ParityPair]:
+        if not self.params.parity:
+            return []
+        return [p for p in self.contract.parity if p.a in self.by_mode or p.b in self.by_mode]
+
+    def _progress(self, message: str) -> None:
+        self.done += 1
+        self.ctx.progress(message, min(1.0, self.done / max(1, self.total)))
+
+    def _add(self, judgement: Judgement) -> None:
+        self.results.append(judgement.result)
+        if judgement.failure is not None:
+            self.failures.append(judgement.failure)
+
+    async def _one(self, case: Case) -> None:
+        self._progress(case.id)
+        try:
+            exchange = await run_case(self.client, case, self.timeouts)
+        except ClientError as exc:
+            self._add(transport_failure(case, f"{type(exc).__name__}: {exc}"))
+            return
+        self.records.extend(exchange.records)
+        self._add(
+            judge(
+                case,
+                exchange,
+                self.by_mode[case.api_mode],
+                deviations=self.contract.deviations,
+                release=self.release,
+            )
+        )
+
+    async def _rejected(self, case: Case) -> None:
+        if case.api_mode != "videos-async":
+            await self._one(case)
+            return
+        before = await video_job_ids(self.client)
+        await self._one(case)
+        after = await video_job_ids(self.client)
+        if before is not None and after is not None and after - before:
+            new = sorted(after - before)
+            self.failures.append(
+                f"creates_job_for_invalid_async: {case.id} ({case.sent}) was answered "
+                f"{self.results[-1].observed_status} yet GET /v1/videos gained job(s) {new[:3]}"
+            )
+
+    async def _side_effects_after_rejections(self, dirs: list[Path], start: TempSnapshot) -> None:
+        if not dirs:
+            return
+        left = TempSnapshot.take(dirs).new_since(start)
+        if left:
+            self.failures.append(
+                f"leaves_temp_file: rejected requests left {len(left)} new "
+                f"entr(y/ies) in the temp dirs: {left[:3]}"
+            )
+
+    async def _final_checks(self, dirs: list[Path], start: TempSnapshot) -> None:
+        self._progress("health and known-good request")
+        status = await health_status(self.client)
+        if status != 200:
+            self.failures.append(
+                f"unhealthy_after_rejection: GET /health answered {status} after the cases"
+            )
+        known_good = plan_cases(self.endpoints[:1]).accepted[0]
+        known_good = Case(
+            f"after/{known_good.id}",
+            known_good.api_mode,
+            None,
+            "known-good",
+            known_good.values,
+            "accepted",
+            known_good.files,
+            "the probe request, after all cases",
+        )
+        await self._one(known_good)
+        self.done -= 1  # _one counted it again
+        if dirs:
+            left = TempSnapshot.take(dirs).new_since(start)
+            if left:
+                self.failures.append(
+                    f"leaves_temp_file: {len(left)} new entr(y/ies) remain in "
+                    f"the temp dirs after the gate: {left[:3]}"
+                )
+        else:
+            self.results.append(
+                CaseResult(
+                    id="side-effects/temp-files",
+                    endpoint="-",
+                    expected_status="no new temp files",
+                    observed_status="not checked",
+                    outcome=GateOutcome.SKIPPED,
+                    note="no temp_dirs given: temp-file residue not checked",
+                )
+            )
+
+    def _outcome(self, contract_file: Path, elapsed_s: float, not_probed: int) -> CheckOutcome:
+        deviations = [r for r in self.results if r.deviation]
+        reasons = self.failures[:MAX_REASONS]
+        if len(self.failures) > MAX_REASONS:
+            reasons.append(f"... and {len(self.failures) - MAX_REASONS} more (see the cases)")
+        reasons += [
+            f"declared deviation: {r.id}: observed {r.observed_status}, expected "
+            f"{r.expected_status}"
+            for r in deviations
+        ]
+        reasons += [
+            f"not probed: {r.id}: {r.note}"
+            for r in self.results
+            if r.outcome is GateOutcome.SKIPPED
+        ]
+        measurements = (
+            Measurement(name="cases", value=len(self.results), unit="count"),
+            Measurement(name="cases_failed", value=len(self.failures), unit="count"),
+            Measurement(
+                name="accepted_but_invalid",
+                unit="count",
+                value=sum("accepted-but-invalid" in f for f in self.failures),
+            ),
+            Measurement(name="declared_deviations", value=len(deviations), unit="count"),
+            Measurement(name="not_probed", value=not_probed, unit="count"),
+            Measurement(name="gate_elapsed", value=round(elapsed_s, 3), unit="s"),
+        )
+        return CheckOutcome(
+            outcome=verdict(self.failures),
+            reasons=tuple(reasons),
+            measurements=measurements,
+            artifacts=self._artifacts(contract_file),
+            cases=tuple(self.results),
+            requested={
+                "model": self.contract.model,
+                "release": self.release,
+                "endpoints": [e.api_mode for e in self.endpoints],
+            },
+        )
+
+    def _artifacts(self, contract_file: Path) -> tuple[Artifact, ...]:
+        sink = self.ctx.artifacts
+        cases = "".join(r.model_dump_json() + "\n" for r in self.results).encode()
+        raw = json.dumps(
+            [
+                {
+                    "case": r.case_id,
+                    "method": r.method,
+                    "path": r.path,
+                    "status": r.status,
+                    "content_type": r.content_type,
+                    "size": r.size,
+                    "elapsed_s": r.elapsed_s,
+                }
+                for r in self.records
+            ],
+            indent=1,
+        )
+        return (
+            sink.put_artifact(
+                cases,
+                media_type="application/x-ndjson",
+                role="cases",
+                name=f"api-contract-cases-{self.contract.model}.jsonl",
+            ),
+            sink.put_artifact(
+                raw.encode(),
+                media_type="application/json",
+                role="raw-responses",
+                name=f"api-contract-responses-{self.contract.model}.json",
+            ),
+            sink.put_artifact(
+                contract_file,
+                media_type="application/yaml",
+                role="contract",
+                name=contract_file.name,
+            ),
+        )

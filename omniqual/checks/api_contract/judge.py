@@ -1,0 +1,156 @@
+"""Judge one case: what the contract expected against what the server answered.
+
+Accepted values must give 2xx with output of the requested shape and count. Invalid values must
+give 400 with an error envelope naming the field; payload limits 413. A 2xx for a value the
+contract rejects is *accepted-but-invalid*. A miss that a declared deviation of this release
+covers (same case, same observed status) is recorded as a deviation: never a pass, never a
+gate failure.
+"""
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from omniqual.checks.api_contract.cases import Case, render_value
+from omniqual.checks.api_contract.exchange import Exchange
+from omniqual.checks.api_contract.outputs import (
+    check_audio,
+    check_images,
+    check_video,
+    expected_output,
+)
+from omniqual.domain.contract import Deviation, EndpointContract
+from omniqual.domain.evidence import CaseResult
+from omniqual.domain.outcomes import GateOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    result: CaseResult
+    failure: str | None = None
+    """The gate-failing reason, naming endpoint, field, value, expected and observed."""
+
+
+def declared_deviation(
+    deviations: tuple[Deviation, ...], release: str | None, case_id: str, status: int
+) -> Deviation | None:
+    if release is None:
+        return None
+    for deviation in deviations:
+        if not fnmatchcase(release, deviation.release) or deviation.observed_status != status:
+            continue
+        if any(fnmatchcase(case_id, pattern) for pattern in deviation.cases):
+            return deviation
+    return None
+
+
+def skipped(case: Case) -> Judgement:
+    return Judgement(_result(case, "not probed", GateOutcome.SKIPPED, note=case.skip_reason))
+
+
+def transport_failure(case: Case, error: str) -> Judgement:
+    reason = f"{case.id}: {case.sent}: no HTTP answer ({error})"
+    return Judgement(_result(case, "no answer", GateOutcome.FAILED, note=error[:200]), reason)
+
+
+def judge(
+    case: Case,
+    exchange: Exchange,
+    endpoint: EndpointContract,
+    *,
+    deviations: tuple[Deviation, ...] = (),
+    release: str | None = None,
+) -> Judgement:
+    raw = exchange.response
+    observed = str(raw.status)
+    problem = _problem(case, exchange, endpoint)
+    if problem is None:
+        return Judgement(_result(case, observed, GateOutcome.PASSED))
+    deviation = declared_deviation(deviations, release, case.id, raw.status)
+    if deviation is not None:
+        note = f"declared deviation of {release}: {deviation.reason}"
+        return Judgement(_result(case, observed, GateOutcome.FAILED, note=note, deviation=True))
+    where = f"{endpoint.path} {case.field or 'request'}"
+    reason = f"{case.id} ({where}): {case.sent}: {problem}"
+    return Judgement(_result(case, observed, GateOutcome.FAILED, note=problem[:240]), reason)
+
+
+def _problem(case: Case, exchange: Exchange, endpoint: EndpointContract) -> str | None:
+    raw = exchange.response
+    if case.expect == "accepted":
+        if not raw.ok:
+            detail = scrub(raw.error.message, case)[:160] if raw.error else "no error envelope"
+            return f"legal value rejected: expected 2xx, observed HTTP {raw.status} ({detail})"
+        problems = _output_problems(case, exchange, endpoint)
+        return "wrong output: " + "; ".join(problems) if problems else None
+    want = 413 if case.expect == "payload" else 400
+    what = "payload over the cap" if case.expect == "payload" else "invalid value"
+    if raw.ok:
+        value = case.sent or render_value(case.field or "", case.values.get(case.field or ""))
+        return (
+            f"accepted-but-invalid: {what} {value} answered HTTP {raw.status}, contract says {want}"
+        )
+    if raw.status != want:
+        return f"{what}: expected HTTP {want}, observed HTTP {raw.status}"
+    return _envelope_problem(case, exchange)
+
+
+def scrub(text: str, case: Case) -> str:
+    """Server messages may echo the request body: hide the prompt-like values in them."""
+    for name in ("prompt", "input", "negative_prompt"):
+        value = case.values.get(name)
+        if isinstance(value, str) and len(value) >= 3:
+            text = text.replace(value, "<redacted>")
+    return text
+
+
+def _envelope_problem(case: Case, exchange: Exchange) -> str | None:
+    raw = exchange.response
+    if raw.error is None:
+        return (
+            f"error_without_envelope: HTTP {raw.status} body is not an error envelope "
+            f"(content-type {raw.content_type or 'none'!r})"
+        )
+    if case.field is None or case.expect == "payload":
+        return None  # a whole-body cap may fire before any field is parsed
+    names = {case.field.lower(), case.field.lower().replace("_", " ")}
+    text = f"{raw.error.param or ''} {raw.error.message}".lower()
+    if not any(name in text for name in names):
+        return f"error envelope does not name the field {case.field!r}"
+    return None
+
+
+def _output_problems(case: Case, exchange: Exchange, endpoint: EndpointContract) -> list[str]:
+    if exchange.problem is not None:
+        return [exchange.problem]
+    expected = expected_output(endpoint, case.values)
+    out = endpoint.output
+    if out.kind == "image":
+        return check_images(exchange.media, expected)
+    if not exchange.media:
+        return ["no media in the answer"]
+    if out.kind == "video":
+        return check_video(exchange.media[0], expected)
+    return check_audio(
+        exchange.media[0],
+        exchange.media_type,
+        expected,
+        out.sample_rate,
+        out.channels,
+        out.length_tolerance_s,
+    )
+
+
+def _result(
+    case: Case, observed: str, outcome: GateOutcome, *, note: str = "", deviation: bool = False
+) -> CaseResult:
+    return CaseResult(
+        id=case.id,
+        endpoint=case.api_mode,
+        field=case.field,
+        sent=case.sent,
+        expected_status=case.expected_status,
+        observed_status=observed,
+        outcome=outcome,
+        deviation=deviation,
+        note=note,
+    )

@@ -1,0 +1,149 @@
+"""The frozen API contract of one model (SKILL Gate 0): per endpoint and task, every public field
+with its type, official default, inclusive limits, alignment and enumerations; the file inputs
+with their counts, MIME types and byte caps; the tiny probe request; the expected output; and the
+declared deviations of a release (known, reasoned differences that are recorded, never passed).
+
+This is the ``gates/contracts/<model>.yaml`` schema; :mod:`omniqual.specs.contracts` loads it
+with ``file:line`` errors. Only data lives here: case generation is in ``omniqual.checks``.
+"""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+ApiMode = Literal[
+    "images-generations",
+    "images-edits",
+    "videos-async",
+    "videos-sync",
+    "audio-generate",
+    "chat-completions",
+]
+FieldType = Literal["int", "float", "str", "bool", "size"]
+"""``size`` is a ``WIDTHxHEIGHT`` string; its limits and alignment apply to each side."""
+
+ENDPOINT_PATHS: dict[str, str] = {
+    "images-generations": "/v1/images/generations",
+    "images-edits": "/v1/images/edits",
+    "videos-async": "/v1/videos",
+    "videos-sync": "/v1/videos/sync",
+    "audio-generate": "/v1/audio/generate",
+    "chat-completions": "/v1/chat/completions",
+}
+MULTIPART_MODES = frozenset({"images-edits", "videos-async", "videos-sync"})
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FieldContract(_Spec):
+    """One request field. Limits are inclusive; a limit left out is not part of the contract."""
+
+    name: str = Field(min_length=1)
+    type: FieldType
+    required: bool = False
+    default: JsonValue = Field(default=None, description="The official default (documentary).")
+    min: float | None = None
+    max: float | None = None
+    step: float | None = Field(
+        default=None, gt=0, description="Distance to the rejected neighbour (floats; default 1)."
+    )
+    multiple_of: int | None = Field(default=None, ge=2)
+    offset: int = Field(default=0, ge=0, description="Aligned values are k*multiple_of+offset.")
+    misaligned: Literal["reject", "floor"] = Field(
+        default="reject", description="What the official pipeline does with a misaligned value."
+    )
+    enum: tuple[str, ...] | None = None
+    min_length: int | None = Field(default=None, ge=1, description="str fields: shortest legal.")
+    max_probe: Literal["run", "skip"] = "run"
+    max_probe_reason: str = ""
+    source: str = Field(default="", description="Where the limits come from (official / schema).")
+
+    @property
+    def rejects_misaligned(self) -> bool:
+        return self.multiple_of is not None and self.misaligned == "reject"
+
+    def aligned(self, value: int) -> bool:
+        return self.multiple_of is None or (value - self.offset) % self.multiple_of == 0
+
+    def floor_aligned(self, value: int) -> int:
+        if self.multiple_of is None:
+            return value
+        return ((value - self.offset) // self.multiple_of) * self.multiple_of + self.offset
+
+
+class InputContract(_Spec):
+    """A file input (multipart part) with its count and payload limits."""
+
+    field: str = Field(min_length=1)
+    min_count: int = Field(default=0, ge=0)
+    max_count: int = Field(ge=0, description="0 = the task takes no such input at all.")
+    probe_count: int = Field(default=0, ge=0, description="How many the probe request sends.")
+    media_types: tuple[str, ...] = ("image/png",)
+    max_bytes: int | None = Field(default=None, ge=1, description="Per-file byte cap (413).")
+    source: str = ""
+
+
+class OutputContract(_Spec):
+    """What an accepted request returns; shape fields name the request fields that set it."""
+
+    kind: Literal["image", "video", "audio"]
+    count_field: str | None = Field(default=None, description="Field giving the output count.")
+    size_field: str | None = None
+    format_field: str | None = Field(default=None, description="Field giving the image format.")
+    frames_field: str | None = None
+    length_field: str | None = Field(default=None, description="Audio length in seconds.")
+    sample_rate: int | None = Field(default=None, ge=1)
+    channels: int | None = Field(default=None, ge=1)
+    length_tolerance_s: float = Field(default=0.05, ge=0)
+
+
+class EndpointContract(_Spec):
+    api_mode: ApiMode
+    task: str = Field(min_length=1)
+    probe: dict[str, JsonValue] = Field(
+        description="The tiny, cheap request every case starts from (CPU-sized shapes)."
+    )
+    fields: tuple[FieldContract, ...]
+    inputs: tuple[InputContract, ...] = ()
+    output: OutputContract
+
+    @property
+    def path(self) -> str:
+        return ENDPOINT_PATHS[self.api_mode]
+
+    def field(self, name: str) -> FieldContract | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+class Deviation(_Spec):
+    """A known difference of one release from the contract: its cases are recorded as
+    deviations (not passes) when the release answers exactly ``observed_status``."""
+
+    release: str = Field(min_length=1, description="Release it applies to; fnmatch glob allowed.")
+    cases: tuple[str, ...] = Field(min_length=1, description="Case id globs, e.g. */oversize.")
+    observed_status: int = Field(ge=100, le=599)
+    reason: str = Field(min_length=1)
+
+
+class ParityPair(_Spec):
+    """Two paths that must produce the same output for the same request and seed."""
+
+    a: ApiMode
+    b: ApiMode
+    compare: Literal["bytes", "pixels"]
+
+
+class ModelContract(_Spec):
+    schema_version: int = 1
+    model: str = Field(min_length=1)
+    official: str = Field(min_length=1, description="Pinned official implementation and revision.")
+    checkpoint: str = Field(min_length=1, description="Checkpoint revision or bundled recipe.")
+    target_release: str = Field(min_length=1, description="vLLM-Omni release the contract targets.")
+    endpoints: tuple[EndpointContract, ...] = Field(min_length=1)
+    parity: tuple[ParityPair, ...] = ()
+    deviations: tuple[Deviation, ...] = ()
+
+    def endpoint(self, api_mode: str) -> EndpointContract | None:
+        return next((e for e in self.endpoints if e.api_mode == api_mode), None)

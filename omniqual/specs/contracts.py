@@ -1,0 +1,87 @@
+"""Load ``gates/contracts/<model>.yaml`` (the frozen API contract of one model) with ``file:line``
+errors: the schema first, then the cross-field rules a schema cannot say (limits in order, probe
+values inside the contract, skips with reasons, parity pairs that exist)."""
+
+from pathlib import Path
+
+from omniqual.domain.contract import EndpointContract, FieldContract, ModelContract
+from omniqual.specs.source import Loc, SpecError, SpecProblem, YamlDocument, load_spec
+
+
+def contract_path(directory: Path, model: str) -> Path:
+    return directory / f"{model}.yaml"
+
+
+def load_contract(path: Path) -> ModelContract:
+    """One contract file; every problem at once, each with its line."""
+    contract, doc = load_spec(path, ModelContract)
+    problems: list[SpecProblem] = []
+    if contract.model != path.stem:
+        problems.append(doc.problem(("model",), f"must match the file name {path.stem!r}"))
+    seen: set[str] = set()
+    for index, endpoint in enumerate(contract.endpoints):
+        loc: Loc = ("endpoints", index)
+        if endpoint.api_mode in seen:
+            problems.append(doc.problem((*loc, "api_mode"), "endpoint declared twice"))
+        seen.add(endpoint.api_mode)
+        problems.extend(_endpoint_problems(doc, loc, endpoint))
+    for index, pair in enumerate(contract.parity):
+        for side in ("a", "b"):
+            if getattr(pair, side) not in seen:
+                message = f"parity names {getattr(pair, side)!r}, which has no endpoint here"
+                problems.append(doc.problem(("parity", index, side), message))
+    if problems:
+        raise SpecError(problems)
+    return contract
+
+
+def _endpoint_problems(
+    doc: YamlDocument, loc: Loc, endpoint: EndpointContract
+) -> list[SpecProblem]:
+    problems: list[SpecProblem] = []
+    names = [f.name for f in endpoint.fields]
+    for index, spec in enumerate(endpoint.fields):
+        where: Loc = (*loc, "fields", index)
+        if names.count(spec.name) > 1:
+            problems.append(doc.problem((*where, "name"), f"field {spec.name!r} declared twice"))
+        problems.extend(doc.problem((*where, key), msg) for key, msg in _field_problems(spec))
+        if spec.required and spec.name not in endpoint.probe:
+            problems.append(doc.problem((*loc, "probe"), f"required field {spec.name!r} missing"))
+    for key in endpoint.probe:
+        if key not in names:
+            problems.append(doc.problem((*loc, "probe", key), "not a declared field"))
+    for index, spec_input in enumerate(endpoint.inputs):
+        where = (*loc, "inputs", index)
+        if spec_input.min_count > spec_input.max_count:
+            problems.append(doc.problem((*where, "min_count"), "greater than max_count"))
+        if not spec_input.min_count <= spec_input.probe_count <= spec_input.max_count:
+            problems.append(doc.problem((*where, "probe_count"), "outside min_count..max_count"))
+    output = endpoint.output
+    for key in ("count_field", "size_field", "format_field", "frames_field", "length_field"):
+        named = getattr(output, key)
+        if named is not None and named not in names:
+            problems.append(doc.problem((*loc, "output", key), f"{named!r} is not a field"))
+    return problems
+
+
+def _field_problems(spec: FieldContract) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if spec.min is not None and spec.max is not None and spec.min > spec.max:
+        found.append(("min", f"min {spec.min:g} is greater than max {spec.max:g}"))
+    if spec.enum is not None and spec.type != "str":
+        found.append(("enum", "only str fields take an enum"))
+    if spec.min_length is not None and spec.type != "str":
+        found.append(("min_length", "only str fields take min_length"))
+    if spec.multiple_of is not None and spec.type not in ("int", "size"):
+        found.append(("multiple_of", "only int and size fields are aligned"))
+    if spec.type in ("str", "bool") and (spec.min is not None or spec.max is not None):
+        found.append(("min", f"a {spec.type} field has no numeric limits"))
+    if spec.max_probe == "skip" and not spec.max_probe_reason.strip():
+        found.append(("max_probe_reason", "a skipped max probe needs a reason"))
+    if spec.max_probe == "skip" and spec.max is None:
+        found.append(("max_probe", "nothing to skip: the field has no max"))
+    for bound in ("min", "max"):
+        value = getattr(spec, bound)
+        if value is not None and spec.type in ("int", "size") and value != int(value):
+            found.append((bound, f"{spec.type} limits must be whole numbers"))
+    return found

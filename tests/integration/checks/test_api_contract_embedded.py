@@ -1,0 +1,135 @@
+"""The api-contract gate for real: vLLM-Omni 0.30 on the CPU platform, one bundled pipeline at
+a time (launcher + bundled checkpoint), with the server's TMPDIR watched for residue.
+
+Asserts that the gate produced cases and a conclusive outcome, and records what the release
+really does: every case that missed the contract (accepted-but-invalid values, wrong statuses,
+declared deviations) goes into ``api-contract-findings.json`` next to the test's tmp dir, or to
+``$OMNIQUAL_API_CONTRACT_FINDINGS`` when set. Set OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from omniqual.checks.api_contract import ApiContractCheck, ApiContractParams
+from omniqual.checks.base import CheckContext, TargetInfo
+from omniqual.client import ClientTimeouts, OmniClient
+from omniqual.domain.axes import RowKey
+from omniqual.domain.evidence import Artifact
+from omniqual.domain.gate import GateSpec
+from omniqual.domain.outcomes import GateOutcome
+
+ROOT = Path(__file__).resolve().parents[3]
+VLLM_BIN = Path(sys.executable).parent / "vllm"
+MISSING = importlib.util.find_spec("vllm_omni") is None or not VLLM_BIN.exists()
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.embedded,
+    pytest.mark.slow,
+    pytest.mark.skipif(MISSING, reason="vllm_omni is not installed (embedded target missing)"),
+]
+
+PIPELINES = [
+    "sd3-tiny",
+    "qwen-image-tiny",
+    "qwen-image-edit-tiny",
+    "wan-t2v-tiny",
+    "stable-audio-tiny",
+]
+
+
+class _Sink:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def put_artifact(
+        self, data: bytes | Path, *, media_type: str, role: str, name: str
+    ) -> Artifact:
+        raw = data.read_bytes() if isinstance(data, Path) else data
+        (self.root / name).write_bytes(raw)
+        digest = hashlib.sha256(raw).hexdigest()
+        return Artifact(sha256=digest, size=len(raw), media_type=media_type, role=role, name=name)
+
+
+@pytest.fixture(scope="module")
+def findings_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    configured = os.environ.get("OMNIQUAL_API_CONTRACT_FINDINGS")
+    return Path(configured) if configured else tmp_path_factory.mktemp("findings") / "findings.json"
+
+
+@pytest.fixture(scope="module")
+def checkpoint_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    configured = os.environ.get("OMNIQUAL_EMBEDDED_CACHE")
+    return Path(configured) if configured else tmp_path_factory.mktemp("checkpoints")
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_api_contract_gate_on_embedded_target(
+    pipeline: str, tmp_path: Path, checkpoint_root: Path, findings_path: Path
+) -> None:
+    from omniqual.deploy.embedded.catalog import build_checkpoint
+    from omniqual.deploy.launcher import launched
+    from omniqual.specs.recipes import find_recipe
+
+    checkpoint = build_checkpoint(pipeline, checkpoint_root)
+    recipe = find_recipe(pipeline, ROOT / "runners").recipe
+    server_tmp = tmp_path / "server-tmp"
+    server_tmp.mkdir()
+    started = time.perf_counter()
+    with launched(
+        recipe,
+        model=str(checkpoint.path),
+        log_path=tmp_path / "server.log",
+        state_dir=tmp_path / "state",
+        extra_env={"TMPDIR": str(server_tmp)},
+    ) as target:
+        ready_s = time.perf_counter() - started
+        params = ApiContractParams(
+            contracts_dir="gates/contracts",
+            temp_dirs=(str(server_tmp),),
+            request_timeout_s=120,
+            job_timeout_s=120,
+            poll_interval_s=0.1,
+        )
+        ctx = CheckContext(
+            gate=GateSpec(id="api-contract", kind="api_contract", version=1),
+            row=RowKey((("model", pipeline),)),
+            target=TargetInfo(url=target.url, pid=target.pid),
+            artifacts=_Sink(tmp_path),
+            project_root=ROOT,
+            make_client=lambda: OmniClient(target.url, timeouts=ClientTimeouts(total_s=180)),
+        )
+        gate_started = time.perf_counter()
+        outcome = asyncio.run(ApiContractCheck().run(ctx, params))
+        gate_s = time.perf_counter() - gate_started
+    assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED), outcome.reasons
+    assert outcome.outcome.conclusive and len(outcome.cases) > 20
+    missed = [
+        c.model_dump(mode="json") for c in outcome.cases if c.outcome is not GateOutcome.PASSED
+    ]
+    record = {
+        "pipeline": pipeline,
+        "outcome": outcome.outcome.value,
+        "ready_s": round(ready_s, 1),
+        "gate_s": round(gate_s, 1),
+        "cases": len(outcome.cases),
+        "reasons": list(outcome.reasons),
+        "missed": missed,
+    }
+    existing = json.loads(findings_path.read_text()) if findings_path.exists() else {}
+    existing[pipeline] = record
+    findings_path.write_text(json.dumps(existing, indent=1))
+    print(
+        f"\n{pipeline}: {outcome.outcome.value} in {gate_s:.1f}s ({len(outcome.cases)} cases, "
+        f"ready {ready_s:.1f}s); findings in {findings_path}"
+    )
