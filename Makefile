@@ -17,6 +17,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml .ci/install-embedded.sh
 	test -x $(PY) || python3 -m venv $(VENV)
 	bash .ci/install-embedded.sh $(VENV)
+	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 # The main job: build the bundled checkpoints, run the campaign against the live embedded
