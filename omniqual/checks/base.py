@@ -48,6 +48,9 @@ class TargetInfo:
     checkpoint_dir: Path | None = None
     api_key: str | None = None
     log_path: Path | None = None
+    temp_dirs: tuple[Path, ...] = ()
+    """Directories the server writes temporary files to (its TMPDIR when omniqual launched it):
+    residue there after a request is a leak."""
     label: str = ""
 
 

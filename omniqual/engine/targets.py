@@ -6,6 +6,8 @@ block ends, and its log is kept as evidence."""
 
 import asyncio
 import hashlib
+import shutil
+import tempfile
 import importlib.metadata
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -80,18 +82,21 @@ async def served(
         return
     log_path = writer.run_dir / "logs" / f"{recipe.id}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    # A private TMPDIR makes the server's temporary files observable: residue is a leak.
+    temp_dir = Path(tempfile.mkdtemp(prefix=f"omniqual-{recipe.id}-"))
     target = await asyncio.to_thread(
         launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
-        name=f"run-{writer.run_id}-{recipe.id}",
+        name=f"run-{writer.run_id}-{recipe.id}", extra_env={"TMPDIR": str(temp_dir)},
     )  # fmt: skip
     try:
         yield TargetInfo(
             url=target.url, recipe=recipe, pid=target.pid,
             checkpoint_dir=prepared.checkpoint_dir, log_path=target.log_path,
-            label=f"{recipe.id} @ {target.url}",
+            temp_dirs=(temp_dir,), label=f"{recipe.id} @ {target.url}",
         )  # fmt: skip
     finally:
         await asyncio.to_thread(stop, target)
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 async def attempt_launch(

@@ -115,7 +115,8 @@ class _Run:
         plan = plan_cases(self.endpoints)
         pairs = self._parity_pairs()
         self.total = len(plan.rejected) + len(plan.accepted) + len(pairs) + 1
-        temp_dirs = [Path(d) for d in self.params.temp_dirs]
+        given = [Path(d) for d in self.params.temp_dirs]
+        temp_dirs = given or list(self.ctx.target.temp_dirs)
         temp_start = TempSnapshot.take(temp_dirs)
         for case in plan.rejected:
             await self._rejected(case)
@@ -214,6 +215,16 @@ class _Run:
                     f"leaves_temp_file: {len(left)} new entr(y/ies) remain in "
                     f"the temp dirs after the gate: {left[:3]}"
                 )
+            self.results.append(
+                CaseResult(
+                    id="side-effects/temp-files",
+                    endpoint="-",
+                    expected_status="no new temp files",
+                    observed_status=f"{len(left)} new" if left else "none new",
+                    outcome=GateOutcome.FAILED if left else GateOutcome.PASSED,
+                    note=f"watched {len(dirs)} temp dir(s)",
+                )
+            )
         else:
             self.results.append(
                 CaseResult(
