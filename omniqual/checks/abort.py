@@ -1,0 +1,253 @@
+"""The ``abort`` check kind: cancellation, disconnect and timeout cases with cleanup checks.
+
+The endpoint follows the row's api_mode: ``videos-async`` has a job lifecycle (DELETE cases);
+the sync endpoints get disconnect and timeout cases. One request is calibrated first (made
+longer until its solo run takes ``min_service_s``) and every cut is timed from it. Around the
+cases the server's resources are watched; afterwards memory, FDs and temp files must return to
+the baseline within bounds (polled up to ``settle_max_s``) and a known-good request must succeed.
+Each case is a ``CaseResult``; timing findings (work that kept running after a cut) are notes.
+"""
+
+import asyncio
+import json
+import math
+import time
+from dataclasses import asdict
+from typing import ClassVar, Literal
+
+from omniqual.checks.abort_cases import AbortDriver, CallFactory, Case
+from omniqual.checks.abort_params import AbortParams
+from omniqual.checks.base import CheckContext, CheckOutcome, verdict
+from omniqual.checks.load_binding import PATH_OF, endpoint_for, wire_call
+from omniqual.checks.soak_judge import growth_findings
+from omniqual.checks.soak_phases import solo_request
+from omniqual.checks.soak_watch import MIB, ResourcePoint, ResourceWatch, points_jsonl
+from omniqual.checks.soak_watch import resolve_watch_dirs as watch_dirs_for
+from omniqual.client import OmniClient
+from omniqual.domain.evidence import Measurement
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.loadgen.workload import EndpointKind
+
+
+class AbortCheck:
+    kind: ClassVar[str] = "abort"
+    params_model: ClassVar[type[AbortParams]] = AbortParams
+    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
+
+    async def run(self, ctx: CheckContext, params: AbortParams) -> CheckOutcome:
+        api_mode = ctx.row.get("api_mode")
+        endpoint = endpoint_for(api_mode)
+        if endpoint is None:
+            return CheckOutcome(GateOutcome.SKIPPED, (f"api_mode {api_mode!r} has no HTTP "
+                                                      "endpoint to abort on",))  # fmt: skip
+        async with ctx.make_client() as client, ctx.make_client() as side:
+            return await _run(ctx, params, endpoint, client, side)
+
+
+async def _calibrate(
+    ctx: CheckContext, params: AbortParams, endpoint: EndpointKind, client: OmniClient,
+    side: OmniClient,
+) -> tuple[AbortDriver | None, list[str], dict[str, object]]:  # fmt: skip
+    shape = params.shape
+    rounds: list[dict[str, float | int | None]] = []
+    info: dict[str, object] = {}
+    for _ in range(3):
+        calls = CallFactory(lambda seed, s=shape: wire_call(solo_request(s, endpoint, 0, seed)))
+        driver = AbortDriver(client, side, params, endpoint, calls, 0.0)
+        seen = []
+        for _ in range(1 + params.calibration_repeats):  # the first one is warmup
+            started = time.perf_counter()
+            ok, what = await driver.complete_one()
+            if not ok:
+                return None, [f"calibration request on {PATH_OF[endpoint]} failed: {what}"], info
+            seen.append(time.perf_counter() - started)
+        solo = sorted(seen[1:])[len(seen[1:]) // 2]
+        rounds.append({"steps": shape.steps, "solo_s": solo})
+        driver.solo_s = solo
+        if solo >= params.min_service_s or shape.steps is None or shape.steps >= params.max_steps:
+            break
+        steps = min(params.max_steps, math.ceil(shape.steps * params.min_service_s / solo * 1.2))
+        shape = shape.model_copy(update={"steps": steps})
+    info = {"calibration": rounds, "solo_s": driver.solo_s, "steps": shape.steps}
+    return driver, [], info
+
+
+async def _cases(driver: AbortDriver, params: AbortParams) -> list[Case]:
+    solo, path, cases = driver.solo_s, driver.path, []
+    if driver.endpoint is EndpointKind.VIDEO_ASYNC:
+        plan: list[tuple[str, float | None]] = [("cancel-after-create", 0.0),
+                                                ("cancel-queued", None)]  # fmt: skip
+        plan += [(f"cancel-{name}", frac * solo) for name, frac in params.points.items()]
+        for case_id, delay in plan:
+            case = Case(case_id, f"DELETE {path}/{{id}}", "-" if delay is None else
+                        f"DELETE at {delay:.3f} s", "DELETE 2xx; job gone or cancelled; no content")
+            await _cancel_case(driver, case, delay)
+            await driver.after(case, solo - (delay or 0.0))
+            cases.append(case)
+        cases.append(await _cancel_twice(driver))
+        cases.append(await _cancel_finished(driver))
+        return cases
+    expected = "connection cut mid-request; server healthy; next request OK"
+    queued = Case("disconnect-queued", path, "cut while queued behind a peer", expected)
+    await driver.cut_behind_blocker(queued)
+    await driver.after(queued, None)
+    cases.append(queued)
+    for name, frac in params.points.items():
+        case = Case(f"disconnect-{name}", path, f"cut at {frac * solo:.3f} s", expected)
+        await driver.cut(case, frac * solo)
+        await driver.after(case, (1 - frac) * solo)
+        cases.append(case)
+    if params.burst:
+        burst = Case("disconnect-burst", path, f"{params.burst} cuts at {0.5 * solo:.3f} s",
+                     expected)  # fmt: skip
+        for _ in range(params.burst):
+            await driver.cut(burst, 0.5 * solo)
+        await driver.after(burst, 0.5 * solo * params.burst)
+        cases.append(burst)
+    after_s = params.timeout_fraction * solo
+    timeout = Case("client-timeout", path, f"client timeout {after_s:.3f} s",
+                   "client gives up; server healthy; next request OK")  # fmt: skip
+    await driver.client_timeout(timeout, after_s)
+    await driver.after(timeout, (1 - params.timeout_fraction) * solo)
+    cases.append(timeout)
+    return cases
+
+
+async def _cancel_case(driver: AbortDriver, case: Case, delay: float | None) -> None:
+    blocker = None
+    if delay is None:  # queued: a peer job goes first
+        blocker = await driver.create_job()
+    trace = await driver.create_job()
+    if trace is None:
+        case.fail("job creation failed")
+        return
+    if delay:
+        await asyncio.sleep(delay)
+    status = await driver.delete(case, trace)
+    if not 200 <= status < 300:
+        case.fail(f"DELETE of a live job answered {status}, expected 2xx")
+    await driver.verify_cancelled(case, trace)
+    if blocker is not None:
+        await driver.follow(blocker, settle_polls=1)
+        case.observed.append(f"peer {'/'.join(blocker.terminal_states) or 'unfinished'}")
+        if blocker.terminal_states != ("completed",) or blocker.content_status != 200:
+            case.fail(f"peer job {blocker.job_id} did not complete cleanly "
+                      f"({'/'.join(blocker.terminal_states)}, content {blocker.content_status})")
+
+
+async def _cancel_twice(driver: AbortDriver) -> Case:
+    case = Case("cancel-twice", f"DELETE {driver.path}/{{id}}", "DELETE x2",
+                "first 2xx, second 2xx or 404, never 5xx")  # fmt: skip
+    trace = await driver.create_job()
+    if trace is None:
+        case.fail("job creation failed")
+        return case
+    await driver.delete(case, trace)
+    second = await driver.delete(case, trace, "second DELETE")
+    if second >= 500:
+        case.fail(f"the second DELETE answered {second}: cancellation is not idempotent")
+    await driver.verify_cancelled(case, trace)
+    await driver.after(case, driver.solo_s)
+    return case
+
+
+async def _cancel_finished(driver: AbortDriver) -> Case:
+    case = Case("cancel-finished", f"DELETE {driver.path}/{{id}}", "DELETE after completion",
+                "exactly one terminal state; DELETE never 5xx")  # fmt: skip
+    trace = await driver.create_job()
+    if trace is None:
+        case.fail("job creation failed")
+        return case
+    await driver.follow(trace, settle_polls=2)
+    case.observed.append("/".join(trace.terminal_states) or "unfinished")
+    if len(trace.terminal_states) != 1:
+        case.fail(f"job {trace.job_id} reported terminal states "
+                  f"{trace.terminal_states or ('none',)}; expected exactly one")
+    status = await driver.delete(case, trace)
+    if status >= 500:
+        case.fail(f"DELETE of a finished job answered {status}")
+    await driver.after(case, None)
+    return case
+
+
+async def _settle(watch: ResourceWatch, baseline: ResourcePoint, params: AbortParams,
+                  ) -> ResourcePoint:  # fmt: skip
+    """Poll until memory, FDs and temp files are back within bounds, or the time is up."""
+    deadline = time.monotonic() + params.settle_max_s
+    while True:
+        point = await watch.snapshot()
+        back = _within(baseline, point, params)
+        if back or time.monotonic() >= deadline:
+            return point
+        await asyncio.sleep(0.5)
+
+
+def _within(baseline: ResourcePoint, point: ResourcePoint, params: AbortParams) -> bool:
+    def grew(a: int | None, b: int | None) -> int:
+        return 0 if a is None or b is None else b - a
+
+    return (grew(baseline.memory_bytes, point.memory_bytes) <= params.max_memory_growth_mib * MIB
+            and grew(baseline.open_fds, point.open_fds) <= params.max_fd_growth
+            and grew(baseline.temp_files, point.temp_files) <= params.max_temp_file_growth)
+
+
+async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
+               client: OmniClient, side: OmniClient) -> CheckOutcome:  # fmt: skip
+    health = await side.send_raw("GET", "/health", timeout_s=params.health_timeout_s)
+    if health.status != 200:
+        return CheckOutcome(GateOutcome.FAILED, (f"before the cases: GET /health {health.status}",))
+    ctx.progress("abort: calibration", 0.0)
+    driver, problems, summary = await _calibrate(ctx, params, endpoint, client, side)
+    if driver is None:
+        return CheckOutcome(GateOutcome.FAILED, tuple(problems))
+    dirs = watch_dirs_for(params.watch_dirs, ctx.target.pid)
+    watch = ResourceWatch(side, pid=ctx.target.pid, watch_dirs=dirs, interval_s=0.5)
+    failures: list[str] = []
+    invalid: list[str] = []
+    async with watch:
+        baseline = await watch.snapshot()
+        ctx.progress("abort: cases", 0.2)
+        cases = await _cases(driver, params)
+        ctx.progress("abort: settle", 0.9)
+        after = await _settle(watch, baseline, params)
+    for case in cases:
+        failures += case.failures
+        invalid += case.invalid
+    measurements = [Measurement(name="solo_latency_s", value=round(driver.solo_s, 4), unit="s")]
+    if baseline.memory_bytes is not None and after.memory_bytes is not None:
+        grew = (after.memory_bytes - baseline.memory_bytes) / MIB
+        bound = params.max_memory_growth_mib
+        measurements.append(Measurement(name="memory_growth_mib", value=round(grew, 2),
+                                        unit="MiB", bound=bound, ok=grew <= bound))  # fmt: skip
+        if grew > bound:
+            failures.append(f"after the abort cases: memory did not return to baseline within "
+                            f"{params.settle_max_s:g} s: +{grew:.1f} MiB "
+                            f"({watch.source}), bound {bound:g} MiB")  # fmt: skip
+    growth = growth_findings(baseline, after, params.max_fd_growth, params.max_temp_file_growth,
+                             "after the abort cases")  # fmt: skip
+    failures += growth.failures
+    measurements += growth.measurements
+    measurements += [Measurement(name=f"{c.id}.next_request_extra_s", unit="s",
+                                 value=round(c.extra_latency_s, 4))
+                     for c in cases if c.extra_latency_s is not None]  # fmt: skip
+    ok, what = await driver.complete_one()
+    if not ok:
+        failures.append(f"the known-good request after all cases failed: {what}")
+    summary.update({"endpoint": endpoint.value, "watch_dirs": [str(d) for d in dirs],
+                    "resource_source": watch.source, "baseline": asdict(baseline),
+                    "after": asdict(after), "known_good_after": what,
+                    "cases": [c.result().model_dump(mode="json") for c in cases],
+                    "failures": failures, "invalid": invalid})  # fmt: skip
+    put = ctx.artifacts.put_artifact
+    artifacts = (
+        put(points_jsonl(watch.points), media_type="application/x-ndjson", role="raw-series",
+            name="abort-resources.jsonl"),
+        put(json.dumps(summary, indent=1, default=str).encode(), media_type="application/json",
+            role="summary", name="abort-summary.json"),
+    )  # fmt: skip
+    return CheckOutcome(
+        verdict(failures, invalid=invalid), tuple(failures + invalid), tuple(measurements),
+        artifacts, tuple(c.result() for c in cases),
+        requested={"points": dict(params.points), "shape": params.shape.model_dump()},
+        effective={"steps": summary.get("steps"), "solo_s": driver.solo_s},  # type: ignore[dict-item]
+    )

@@ -1,0 +1,233 @@
+"""The abort gate's cases. Sync endpoints: client disconnects while queued and early/middle/late in
+denoising, a burst of them, and a client-side timeout. Async video jobs: DELETE right after
+creation, while queued behind another job, early/middle/late, twice, and after completion, plus
+a known-good job polled past its terminal state. After every case: ``/health`` within a deadline
+and the same request again, whose extra latency over the solo run shows whether the cut work
+kept running on the server (recorded as a note, not a failure)."""
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from omniqual.checks.abort_params import AbortParams
+from omniqual.checks.load_binding import PATH_OF, JobTrace, WireCall, usable_output
+from omniqual.client import NO_JSON, ClientError, OmniClient, RawResponse, TargetTimeout
+from omniqual.domain.evidence import CaseResult
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.loadgen.workload import EndpointKind
+
+
+@dataclass(slots=True)
+class Case:
+    id: str
+    endpoint: str
+    sent: str
+    expected: str
+    observed: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    extra_latency_s: float | None = None
+
+    def fail(self, text: str) -> None:
+        self.failures.append(f"{self.id}: {text}")
+
+    def result(self) -> CaseResult:
+        outcome = GateOutcome.FAILED if self.failures else (
+            GateOutcome.INVALID if self.invalid else GateOutcome.PASSED)  # fmt: skip
+        note = "; ".join([*self.failures, *self.invalid, *self.notes])
+        return CaseResult(id=self.id, endpoint=self.endpoint, sent=self.sent,
+                          expected_status=self.expected, observed_status=", ".join(self.observed),
+                          outcome=outcome, note=note[:600])  # fmt: skip
+
+
+class AbortDriver:
+    """Runs cases against one server with one calibrated request (``make_call`` builds it,
+    with a fresh seed each time so no cache can answer it)."""
+
+    def __init__(self, client: OmniClient, side: OmniClient, params: AbortParams,
+                 endpoint: EndpointKind, calls: "CallFactory", solo_s: float) -> None:  # fmt: skip
+        self.client, self.side, self.params = client, side, params
+        self.endpoint, self.calls, self.solo_s = endpoint, calls, solo_s
+        self.path = PATH_OF[endpoint]
+
+    async def send(self, call: WireCall, timeout_s: float | None = None) -> RawResponse:
+        return await self.client.send_raw(
+            call.method, call.path, json=NO_JSON if call.json is None else call.json,
+            data=call.data, files=list(call.files) or None,
+            timeout_s=timeout_s or self.params.request_timeout_s,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ after every case
+
+    async def after(self, case: Case, remaining_s: float | None) -> None:
+        """Health within its deadline, then the same request again (must succeed)."""
+        try:
+            health = await self.side.send_raw("GET", "/health",
+                                              timeout_s=self.params.health_timeout_s)  # fmt: skip
+            case.observed.append(f"health {health.status}")
+            if health.status != 200:
+                case.fail(f"GET /health answered {health.status} after the case")
+        except ClientError as exc:
+            case.observed.append("health: no answer")
+            case.fail(f"GET /health gave no answer within {self.params.health_timeout_s:g} s "
+                      f"after the case ({type(exc).__name__}): the server hangs")  # fmt: skip
+            return
+        started = time.perf_counter()
+        ok, what = await self.complete_one()
+        latency = time.perf_counter() - started
+        case.observed.append(f"next {what}")
+        if not ok:
+            case.fail(f"the next known-good request failed: {what}")
+            return
+        case.extra_latency_s = latency - self.solo_s
+        if remaining_s is not None and remaining_s > 0.05:
+            kept = case.extra_latency_s > 0.5 * remaining_s
+            case.notes.append(
+                f"next request {latency:.2f} s vs solo {self.solo_s:.2f} s "
+                f"(+{case.extra_latency_s:.2f} s; cut work left ~{remaining_s:.2f} s): " + (
+                    "the cut request's work apparently kept running" if kept
+                    else "no sign the cut work kept running"))  # fmt: skip
+
+    async def complete_one(self) -> tuple[bool, str]:
+        """Send the calibrated request to completion; (succeeded, short description)."""
+        try:
+            if self.endpoint is EndpointKind.VIDEO_ASYNC:
+                trace = await self.create_job()
+                if trace is None:
+                    return False, "job creation failed"
+                await self.follow(trace, settle_polls=1)
+                terminals = trace.terminal_states
+                if len(terminals) > 1:
+                    return False, (f"job {trace.job_id} reported two terminal states "
+                                   f"({' then '.join(terminals)})")  # fmt: skip
+                return (terminals == ("completed",) and trace.content_status == 200,
+                        f"job {'/'.join(terminals) or 'unfinished'}, content "
+                        f"{trace.content_status}")  # fmt: skip
+            raw = await self.send(self.calls.next())
+            return usable_output(self.endpoint, raw), f"HTTP {raw.status}"
+        except ClientError as exc:
+            return False, type(exc).__name__
+
+    # ------------------------------------------------------------------ sync endpoints
+
+    async def cut(self, case: Case, after_s: float) -> bool:
+        """Send and disconnect after ``after_s``; True when the cut happened mid-request."""
+        call = self.calls.next()
+        outcome = await self.client.send_and_disconnect(
+            call.method, call.path, after_s=after_s,
+            json=NO_JSON if call.json is None else call.json, data=call.data,
+            files=list(call.files) or None,
+        )  # fmt: skip
+        if outcome.answered:
+            case.observed.append(f"answered {outcome.status} before the cut")
+            case.invalid.append(f"{case.id}: answered (HTTP {outcome.status}) before the cut at "
+                                f"{after_s:.3f} s; the cut point was not reached")  # fmt: skip
+            return False
+        case.observed.append(f"cut at {outcome.elapsed_s:.3f} s")
+        return True
+
+    async def cut_behind_blocker(self, case: Case) -> None:
+        """A peer request occupies the worker; the cut one waits queued and is dropped there.
+        The peer must still complete (AB-06)."""
+        blocker = asyncio.create_task(self.send(self.calls.next()))
+        await asyncio.sleep(min(0.1, 0.2 * self.solo_s))
+        await self.cut(case, after_s=min(0.1, 0.2 * self.solo_s))
+        try:
+            raw = await blocker
+            case.observed.append(f"peer {raw.status}")
+            if not usable_output(self.endpoint, raw):
+                case.fail(f"the peer request failed (HTTP {raw.status}) after a queued cut")
+        except ClientError as exc:
+            case.fail(f"the peer request failed after a queued cut: {type(exc).__name__}")
+
+    async def client_timeout(self, case: Case, after_s: float) -> None:
+        try:
+            raw = await self.send(self.calls.next(), timeout_s=after_s)
+        except TargetTimeout:
+            case.observed.append(f"client timeout at {after_s:.3f} s")
+            return
+        except ClientError as exc:
+            case.fail(f"expected a client-side timeout, got {type(exc).__name__}")
+            return
+        case.observed.append(f"answered {raw.status}")
+        case.invalid.append(f"{case.id}: answered before the {after_s:.3f} s client timeout")
+
+    # ------------------------------------------------------------------ async video jobs
+
+    async def create_job(self) -> JobTrace | None:
+        raw = await self.send(self.calls.next())
+        try:
+            doc: Any = raw.json() if raw.ok else None
+        except ClientError:
+            doc = None
+        if not isinstance(doc, dict) or not doc.get("id"):
+            return None
+        return JobTrace(0, str(doc["id"]), [str(doc.get("status", ""))])
+
+    async def follow(self, trace: JobTrace, *, settle_polls: int) -> None:
+        deadline = time.monotonic() + self.params.request_timeout_s
+        after_terminal = -1
+        while after_terminal < settle_polls and time.monotonic() < deadline:
+            raw = await self.client.send_raw("GET", f"/v1/videos/{trace.job_id}")
+            trace.statuses.append(_status(raw))
+            if trace.statuses[-1] in ("completed", "failed", "cancelled"):
+                after_terminal += 1
+            await asyncio.sleep(self.params.poll_interval_s)
+        if "completed" in trace.terminal_states:
+            content = await self.client.send_raw("GET", f"/v1/videos/{trace.job_id}/content")
+            trace.content_status = content.status
+
+    async def delete(self, case: Case, trace: JobTrace, label: str = "DELETE") -> int:
+        raw = await self.client.send_raw("DELETE", f"/v1/videos/{trace.job_id}")
+        case.observed.append(f"{label} {raw.status}")
+        trace.cancelled, trace.delete_status = True, raw.status
+        return raw.status
+
+    async def verify_cancelled(self, case: Case, trace: JobTrace) -> None:
+        """After the job had time to finish anyway: gone or terminally not completed, no
+        content, not listed as unfinished."""
+        await asyncio.sleep(self.params.cancel_recheck_x_service * self.solo_s)
+        raw = await self.client.send_raw("GET", f"/v1/videos/{trace.job_id}")
+        status = "gone (404)" if raw.status == 404 else _status(raw)
+        case.observed.append(f"after: {status}")
+        if raw.status != 404:
+            trace.statuses.append(_status(raw))
+        content = await self.client.send_raw("GET", f"/v1/videos/{trace.job_id}/content")
+        trace.content_status = content.status
+        case.observed.append(f"content {content.status}")
+        if content.status == 200:
+            case.fail(f"job {trace.job_id} served content (HTTP 200) after DELETE answered "
+                      f"{trace.delete_status}: cancellation ignored")  # fmt: skip
+        elif "completed" in trace.terminal_states:
+            case.fail(f"job {trace.job_id} reached 'completed' after DELETE")
+        if len(trace.terminal_states) > 1:
+            case.fail(f"job {trace.job_id} reported terminal states "
+                      f"{' then '.join(trace.terminal_states)}; expected exactly one")
+        listed = await self.client.send_raw("GET", "/v1/videos", params={"limit": 100})
+        jobs = listed.json().get("data", []) if listed.ok else []
+        for job in jobs:
+            if job.get("id") == trace.job_id and job.get("status") in ("queued", "in_progress"):
+                case.fail(f"job {trace.job_id} is still listed as {job.get('status')} after DELETE")
+
+
+def _status(raw: RawResponse) -> str:
+    try:
+        doc = raw.json()
+    except ClientError:
+        return f"http_{raw.status}"
+    return str(doc.get("status", f"http_{raw.status}")) if isinstance(doc, dict) else "?"
+
+
+class CallFactory:
+    """Builds the calibrated request with a new seed each time."""
+
+    def __init__(self, build: Any) -> None:
+        self._build = build
+        self._seed = 5000
+
+    def next(self) -> WireCall:
+        self._seed += 1
+        call: WireCall = self._build(self._seed)
+        return call

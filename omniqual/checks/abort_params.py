@@ -1,0 +1,35 @@
+"""The abort gate's ``params`` block: the request that is cut, where it is cut, and the cleanup
+bounds. Cut points are fractions of a calibrated solo run of the same request; the request is
+made longer (more steps) until that run takes at least ``min_service_s``, so the cut lands
+inside denoising rather than racing the answer."""
+
+from pydantic import Field
+
+from omniqual.checks.base import CheckParams
+from omniqual.checks.soak_params import ShapeSpec
+
+
+class AbortParams(CheckParams):
+    shape: ShapeSpec = Field(
+        default_factory=lambda: ShapeSpec(name="abort", width=256, height=256, steps=16)
+    )
+    min_service_s: float = Field(default=0.6, gt=0)
+    max_steps: int = Field(default=200, gt=0)
+    calibration_repeats: int = Field(default=2, ge=1)
+    points: dict[str, float] = Field(
+        default_factory=lambda: {"early": 0.15, "middle": 0.5, "late": 0.85},
+        description="Cut points in denoising, as fractions of the calibrated service time.",
+    )
+    burst: int = Field(default=3, ge=0, description="Extra back-to-back cuts (leak amplifier).")
+    timeout_fraction: float = Field(default=0.5, gt=0, lt=1)
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    poll_interval_s: float = Field(default=0.05, gt=0)
+    cancel_recheck_x_service: float = Field(
+        default=1.5, gt=0, description="Wait after a DELETE before re-reading the job."
+    )
+    health_timeout_s: float = Field(default=5.0, gt=0)
+    settle_max_s: float = Field(default=15.0, ge=0)
+    max_memory_growth_mib: float = Field(default=64.0, ge=0)
+    max_fd_growth: int = Field(default=8, ge=0)
+    max_temp_file_growth: int = Field(default=0, ge=0)
+    watch_dirs: tuple[str, ...] = ()

@@ -1,0 +1,222 @@
+"""Judging soak evidence: per phase (validity, errors, accounting, latency SLO at certifiable
+percentiles, injected faults, async job terminal states) and across the run (memory slope with
+CI, FD and temp-file growth). Each function returns ``Findings``: failures, invalidity reasons
+and measurements; reasons name the phase, the metric, the observed value and the bound."""
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from omniqual.checks.load_binding import JobTrace
+from omniqual.checks.soak_params import PhaseSpec, Reliability, Validity
+from omniqual.checks.soak_phases import is_injected
+from omniqual.checks.soak_watch import MIB, ResourcePoint, memory_trend
+from omniqual.domain.evidence import Measurement
+from omniqual.loadgen.records import LoadRun, RecordStatus
+from omniqual.loadgen.stats import RunSummary, ValidityPolicy, summarize_run
+from omniqual.loadgen.sufficiency import certify_slo
+
+
+@dataclass(slots=True)
+class Findings:
+    failures: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+    measurements: list[Measurement] = field(default_factory=list)
+
+    def extend(self, other: "Findings") -> None:
+        self.failures += other.failures
+        self.invalid += other.invalid
+        self.measurements += other.measurements
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseEvidence:
+    spec: PhaseSpec
+    offered_rps: float
+    run: LoadRun
+    jobs: tuple[JobTrace, ...]
+    bound_s: float | None
+
+
+def _m(name: str, value: float, unit: str, **kw: object) -> Measurement:
+    return Measurement(name=name, value=round(value, 6), unit=unit, **kw)
+
+
+def plain_summary(evidence: PhaseEvidence, validity: Validity) -> RunSummary:
+    """Statistics over the plain (non-injected) requests; schedule fidelity over all of them."""
+    run = evidence.run
+    plain = tuple(r for r in run.records if not is_injected(r.entry))
+    policy = ValidityPolicy(
+        claimed_percentiles=evidence.spec.claimed_percentiles,
+        confidence=validity.confidence,
+        max_p99_issue_lag_s=validity.max_p99_issue_lag_s,
+        min_issue_fidelity=validity.min_issue_fidelity,
+    )
+    return summarize_run(replace(run, records=plain), policy)
+
+
+def judge_phase(evidence: PhaseEvidence, validity: Validity) -> tuple[Findings, RunSummary]:
+    found = Findings()
+    spec, run, name = evidence.spec, evidence.run, f"phase {evidence.spec.name}"
+    summary = plain_summary(evidence, validity)
+    found.invalid += [f"{name}: {r.code.value}: {r.detail}" for r in summary.validity.reasons]
+    plain = [r for r in run.records if not is_injected(r.entry)]
+    injected = [r for r in run.records if is_injected(r.entry)]
+    if len(plain) < validity.min_phase_requests:
+        found.invalid.append(
+            f"{name}: {len(plain)} measured requests, policy minimum is "
+            f"{validity.min_phase_requests} (a short burst is not a soak)"
+        )
+    hung = [r for r in run.records if r.status is RecordStatus.CANCELLED and r.sent_s is not None]
+    if hung:
+        found.failures.append(
+            f"{name}: {len(hung)} request(s) had no terminal result before the phase deadline "
+            f"({run.requested.deadline_s:.1f} s): requests {[r.index for r in hung[:5]]}"
+        )
+    bad = [r for r in plain if r.status in (RecordStatus.ERROR, RecordStatus.TIMEOUT)]
+    issued = sum(1 for r in plain if r.sent_s is not None)
+    rate = len(bad) / issued if issued else 0.0
+    if rate > spec.max_error_rate:
+        kinds = Counter(r.error_kind or r.status.value for r in bad).most_common(4)
+        found.failures.append(
+            f"{name}: error rate {rate:.1%} ({len(bad)}/{issued}) exceeds "
+            f"{spec.max_error_rate:.1%}: " + ", ".join(f"{k} x{n}" for k, n in kinds)
+        )
+    aborted = sum(1 for r in injected if r.status is RecordStatus.ABORTED)
+    missed = sum(1 for r in injected if r.status is RecordStatus.OK)
+    broken = [r for r in injected if r.status in (RecordStatus.ERROR, RecordStatus.TIMEOUT)]
+    if broken:
+        kinds = Counter(r.error_kind or r.status.value for r in broken).most_common(3)
+        found.failures.append(f"{name}: {len(broken)} injected fault(s) ended in an error: "
+                              + ", ".join(f"{k} x{n}" for k, n in kinds))  # fmt: skip
+    found.failures += _job_failures(name, evidence.jobs)
+    found.extend(_slo(evidence, summary, len(bad)))
+    rates = summary.rates
+    found.measurements += [
+        _m(f"{spec.name}.offered_rps", evidence.offered_rps, "1/s"),
+        _m(f"{spec.name}.achieved_issue_rps", rates.achieved_issue, "1/s"),
+        _m(f"{spec.name}.achieved_completion_rps", rates.achieved_completion, "1/s"),
+        _m(f"{spec.name}.throughput_ok_rps", rates.throughput_ok, "1/s"),
+        _m(f"{spec.name}.errors", len(bad), "count", samples=issued, bound=spec.max_error_rate,
+           ok=rate <= spec.max_error_rate),
+        _m(f"{spec.name}.injected_aborted", aborted, "count", samples=len(injected)),
+        _m(f"{spec.name}.injected_answered_before_cut", missed, "count", samples=len(injected)),
+    ]  # fmt: skip
+    found.measurements += _server_times(spec.name, run)
+    return found, summary
+
+
+def _slo(evidence: PhaseEvidence, summary: RunSummary, failures: int) -> Findings:
+    found = Findings()
+    spec, bound = evidence.spec, evidence.bound_s
+    latency = summary.latency_from_schedule
+    for value in latency.percentiles:
+        if value.value_s is None or not value.supported:
+            continue  # unsupported claims are already invalidity reasons
+        is_slo = value.percentile == spec.slo_percentile and bound is not None
+        found.measurements.append(_m(
+            f"{spec.name}.latency_p{value.percentile:g}_s", value.value_s, "s",
+            samples=value.samples, bound=bound if is_slo else None,
+            ok=(value.value_s <= bound) if is_slo and bound is not None else None,
+        ))  # fmt: skip
+    if spec.slo_percentile is None or bound is None:
+        return found
+    claim = latency.at(spec.slo_percentile)
+    if not claim.supported or claim.value_s is None:
+        return found
+    oks = [r.latency_from_schedule_s for r in evidence.run.records
+           if r.status is RecordStatus.OK and not is_injected(r.entry)]  # fmt: skip
+    cert = certify_slo([v for v in oks if v is not None], spec.slo_percentile, bound,
+                       failures=failures, confidence=claim.confidence)  # fmt: skip
+    if cert.certified:
+        return found
+    what = (f"phase {spec.name}: p{spec.slo_percentile:g} latency from schedule "
+            f"{claim.value_s:.3f} s (n={claim.samples}) vs SLO bound {bound:.3f} s: "
+            f"{cert.overlatency} of {cert.samples} over the bound")  # fmt: skip
+    if claim.value_s > bound:
+        found.failures.append(what)
+    else:
+        found.invalid.append(f"{what}; certifying needs >= {cert.required} samples")
+    return found
+
+
+def _server_times(phase: str, run: LoadRun) -> list[Measurement]:
+    """Mean server-reported inference time and the rest of the latency (queue + transport)."""
+    pairs = [
+        (dict(r.server_timings_s).get("inference"), r.latency_from_send_s)
+        for r in run.records if r.status is RecordStatus.OK and not is_injected(r.entry)
+    ]  # fmt: skip
+    usable = [(inf, lat) for inf, lat in pairs if inf is not None and lat is not None]
+    if not usable:
+        return []
+    service = sum(inf for inf, _ in usable) / len(usable)
+    rest = sum(lat - inf for inf, lat in usable) / len(usable)
+    return [
+        _m(f"{phase}.server_inference_mean_s", service, "s", samples=len(usable)),
+        _m(f"{phase}.queue_and_transport_mean_s", rest, "s", samples=len(usable)),
+    ]
+
+
+def _job_failures(name: str, jobs: Sequence[JobTrace]) -> list[str]:
+    found: list[str] = []
+    for job in jobs:
+        if len(job.terminal_states) > 1:
+            found.append(f"{name}: job {job.job_id} reported {len(job.terminal_states)} terminal "
+                         f"states ({' then '.join(job.terminal_states)}); expected exactly one")
+        if job.served_after_cancel:
+            found.append(f"{name}: job {job.job_id} served content (HTTP 200) after DELETE "
+                         f"answered {job.delete_status}")  # fmt: skip
+        elif job.cancelled and "completed" in job.terminal_states:
+            found.append(f"{name}: job {job.job_id} reached 'completed' after DELETE "
+                         f"answered {job.delete_status}")  # fmt: skip
+    return found
+
+
+def judge_resources(
+    points: Sequence[ResourcePoint], baseline: ResourcePoint, after: ResourcePoint,
+    policy: Reliability, what: str = "soak",
+) -> Findings:  # fmt: skip
+    found = Findings()
+    trend = memory_trend(points, confidence=policy.slope_confidence)
+    bound = policy.max_memory_slope_mib_per_min
+    if trend is None:
+        found.invalid.append(f"{what}: memory slope: fewer than 3 memory samples")
+    else:
+        per_min = 60.0 / MIB
+        slope, low, high = trend.slope * per_min, trend.ci_low * per_min, trend.ci_high * per_min
+        kind = "PSS" if points and points[-1].pss_bytes is not None else "RSS"
+        text = (f"{what}: {kind} memory slope {slope:+.2f} MiB/min "
+                f"({trend.confidence:.0%} CI {low:+.2f}..{high:+.2f}, n={trend.n}) "
+                f"vs bound {bound:g} MiB/min")  # fmt: skip
+        if low > bound:
+            found.failures.append(text)
+        elif high > bound:
+            found.invalid.append(text + ": the interval straddles the bound (inconclusive)")
+        found.measurements.append(_m("memory_slope_mib_per_min", slope, "MiB/min",
+                                     samples=trend.n, bound=bound, ok=high <= bound))  # fmt: skip
+        found.measurements.append(_m("memory_slope_ci_high_mib_per_min", high, "MiB/min"))
+    found.extend(growth_findings(baseline, after, policy.max_fd_growth,
+                                 policy.max_temp_file_growth, what))  # fmt: skip
+    return found
+
+
+def growth_findings(
+    baseline: ResourcePoint, after: ResourcePoint, max_fds: int, max_temp: int, what: str
+) -> Findings:
+    found = Findings()
+    if baseline.open_fds is not None and after.open_fds is not None:
+        grew = after.open_fds - baseline.open_fds
+        found.measurements.append(_m("open_fd_growth", grew, "count", bound=max_fds,
+                                     ok=grew <= max_fds))  # fmt: skip
+        if grew > max_fds:
+            found.failures.append(f"{what}: open file descriptors grew by {grew} "
+                                  f"({baseline.open_fds} -> {after.open_fds}), bound {max_fds}")
+    if baseline.temp_files is not None and after.temp_files is not None:
+        grew = after.temp_files - baseline.temp_files
+        found.measurements.append(_m("temp_file_growth", grew, "count", bound=max_temp,
+                                     ok=grew <= max_temp))  # fmt: skip
+        if grew > max_temp:
+            found.failures.append(f"{what}: files in watched temp dirs grew by {grew} "
+                                  f"({baseline.temp_files} -> {after.temp_files}), "
+                                  f"bound {max_temp}")  # fmt: skip
+    return found

@@ -1,0 +1,179 @@
+"""Driving the soak: warmup and solo calibration per shape, the saturation search, and open-loop
+phases whose mix carries a small share of injected disconnects / job cancellations."""
+
+import statistics
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from omniqual.checks.load_binding import EntryBinding, Injection, OmniSend
+from omniqual.checks.soak_params import PhaseSpec, ShapeSpec, SoakParams
+from omniqual.loadgen.issuer import IssuerSettings, issue
+from omniqual.loadgen.records import LoadRun, OutcomeStatus, SendOutcome
+from omniqual.loadgen.saturation import (
+    SaturationResult,
+    SearchSettings,
+    SloTarget,
+    find_saturation,
+)
+from omniqual.loadgen.schedule import Schedule, constant_schedule, gamma_schedule, poisson_schedule
+from omniqual.loadgen.workload import (
+    EndpointKind,
+    MixEntry,
+    PlannedRequest,
+    RequestParams,
+    SeedPolicy,
+    ShapeParams,
+    WorkloadSpec,
+    plan_requests,
+)
+
+INJECTED_SUFFIX = ":cut"
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Solo (one at a time) latency per shape, after warmup."""
+
+    solo_s: Mapping[str, float]
+    weights: Mapping[str, float]
+    failures: tuple[str, ...]
+
+    @property
+    def mean_service_s(self) -> float:
+        """Mix-weighted mean solo latency: the service time one request costs on average."""
+        total = sum(self.weights.values())
+        return sum(self.solo_s[n] * w for n, w in self.weights.items() if n in self.solo_s) / total
+
+
+def solo_request(shape: ShapeSpec, endpoint: EndpointKind, index: int, seed: int) -> PlannedRequest:
+    params = RequestParams(
+        shape.width, shape.height, shape.num_frames, shape.steps, shape.prompt_tokens,
+        shape.guidance_scale, seed, tuple(sorted(shape.extra.items())),
+    )  # fmt: skip
+    return PlannedRequest(index, 0.0, shape.name, "solo", endpoint, params)
+
+
+async def timed(send: OmniSend, planned: PlannedRequest) -> tuple[SendOutcome, float]:
+    started = time.perf_counter()
+    outcome = await send(planned)
+    return outcome, time.perf_counter() - started
+
+
+async def calibrate(
+    send: OmniSend, params: SoakParams, endpoint: EndpointKind
+) -> Calibration:
+    solo: dict[str, float] = {}
+    failures: list[str] = []
+    for shape in params.shapes:
+        seen: list[float] = []
+        total = params.warmup_per_shape + params.calibration_repeats
+        for i in range(total):
+            outcome, latency = await timed(send, solo_request(shape, endpoint, i, 1000 + i))
+            if outcome.status is not OutcomeStatus.OK:
+                failures.append(
+                    f"calibration request {i + 1} of shape {shape.name!r} on {endpoint.value} "
+                    f"failed: {outcome.error_kind or outcome.status.value} "
+                    f"(HTTP {outcome.status_code})"
+                )
+                break
+            if i >= params.warmup_per_shape:
+                seen.append(latency)
+        if seen:
+            solo[shape.name] = statistics.median(seen)
+    return Calibration(solo, {s.name: s.weight for s in params.shapes}, tuple(failures))
+
+
+def workload(
+    params: SoakParams, endpoint: EndpointKind, seed: int, *, injected: bool
+) -> WorkloadSpec:
+    rate = params.injections.rate if injected else 0.0
+    entries: list[MixEntry] = []
+    for shape in params.shapes:
+        shape_params = ShapeParams(
+            width=shape.width, height=shape.height, num_frames=shape.num_frames,
+            steps=shape.steps, prompt_tokens=shape.prompt_tokens,
+            guidance_scale=shape.guidance_scale, extra=dict(shape.extra),
+        )  # fmt: skip
+        task = "soak"
+        entries.append(MixEntry(name=shape.name, task=task, endpoint=endpoint, shape=shape_params,
+                                weight=shape.weight * (1 - rate)))  # fmt: skip
+        if rate > 0:
+            entries.append(MixEntry(
+                name=shape.name + INJECTED_SUFFIX, task=task, endpoint=endpoint,
+                shape=shape_params, weight=shape.weight * rate, seed_policy=SeedPolicy.PER_REQUEST,
+            ))  # fmt: skip
+    return WorkloadSpec(name="soak-mix", seed=seed, entries=tuple(entries))
+
+
+def injection_bindings(
+    params: SoakParams, endpoint: EndpointKind, calibration: Calibration
+) -> dict[str, EntryBinding]:
+    kind = Injection.CANCEL if endpoint is EndpointKind.VIDEO_ASYNC else Injection.DISCONNECT
+    cut = params.injections.cut_fraction
+    return {
+        name + INJECTED_SUFFIX: EntryBinding(kind, cut * solo, recheck_after_s=1.5 * solo + 0.05)
+        for name, solo in calibration.solo_s.items()
+    }
+
+
+def schedule_for(params: SoakParams, rate: float, count: int, seed: int,
+                 max_duration_s: float | None) -> Schedule:  # fmt: skip
+    if params.arrival == "constant":
+        return constant_schedule(rate, duration_s=max_duration_s, count=count)
+    if params.arrival == "gamma":
+        assert params.cv is not None
+        return gamma_schedule(rate, cv=params.cv, seed=seed, duration_s=max_duration_s,
+                              count=count)  # fmt: skip
+    return poisson_schedule(rate, seed=seed, duration_s=max_duration_s, count=count)
+
+
+async def run_load(
+    send: OmniSend, params: SoakParams, endpoint: EndpointKind, *, rate: float, count: int,
+    seed: int, injected: bool, max_duration_s: float | None = None,
+) -> LoadRun:  # fmt: skip
+    schedule = schedule_for(params, rate, count, seed, max_duration_s)
+    plan = plan_requests(workload(params, endpoint, seed, injected=injected), schedule)
+    deadline = schedule.window_s + params.drain_grace_s
+    return await issue(plan, schedule, send, IssuerSettings(deadline_s=deadline))
+
+
+async def search_saturation(
+    send: OmniSend, params: SoakParams, endpoint: EndpointKind, calibration: Calibration,
+    seed: int,
+) -> SaturationResult:  # fmt: skip
+    spec = params.saturation
+    service = calibration.mean_service_s
+    slo = SloTarget(percentile=spec.slo_percentile, bound_s=spec.slo_bound_x_service * service)
+    start = min(max(0.5 / service, spec.min_rps), spec.max_rps)
+    settings = SearchSettings(
+        start_rate=start, min_rate=spec.min_rps, max_rate=spec.max_rps, growth=2.0,
+        precision=spec.precision, max_probes=spec.max_probes,
+        min_issue_fidelity=params.validity.min_issue_fidelity,
+    )  # fmt: skip
+    probes = 0
+
+    async def probe(rate: float) -> LoadRun:
+        nonlocal probes
+        probes += 1
+        return await run_load(send, params, endpoint, rate=rate, count=spec.probe_requests,
+                              seed=seed + 100 + probes, injected=False)  # fmt: skip
+
+    return await find_saturation(probe, slo, settings)
+
+
+def phase_bound_s(phase: PhaseSpec, calibration: Calibration) -> float | None:
+    if phase.slo_percentile is None:
+        return None
+    if phase.slo_bound_s is not None:
+        return phase.slo_bound_s
+    assert phase.slo_bound_x_service is not None
+    return phase.slo_bound_x_service * calibration.mean_service_s
+
+
+def is_injected(entry: str) -> bool:
+    return entry.endswith(INJECTED_SUFFIX)
+
+
+def plain_entries(shapes: Sequence[ShapeSpec]) -> tuple[str, ...]:
+    return tuple(s.name for s in shapes)

@@ -1,0 +1,148 @@
+"""The soak gate against the in-process fake (no sockets): passes when clean, and each fault it
+targets makes it fail (or be invalid) with a reason naming the fault."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omniqual.checks.base import CheckOutcome
+from omniqual.checks.soak import SoakCheck
+from omniqual.checks.soak_params import SoakParams
+from omniqual.domain.outcomes import GateOutcome
+from tests.fakes.check_context import Harness, context
+from tests.fakes.fake_config import FakeConfig, FakeFaults, LatencySpike
+from tests.fakes.fake_omni import FakeOmni
+from tests.fakes.fake_serial import SerialFakeOmni
+
+
+def params(tmp_path: Path, **overrides: Any) -> SoakParams:
+    doc: dict[str, Any] = {
+        "shapes": [{"name": "small", "width": 16, "height": 16, "steps": 2, "weight": 3},
+                   {"name": "medium", "width": 32, "height": 32, "steps": 4, "weight": 1}],
+        "warmup_per_shape": 1, "calibration_repeats": 2, "drain_grace_s": 5,
+        "saturation": {"assume_rps": 20},
+        "phases": [
+            {"name": "below", "factor": 0.5, "requests": 40, "slo_bound_x_service": 20},
+            {"name": "near", "factor": 0.9, "requests": 40, "slo_bound_x_service": 20},
+            {"name": "above", "factor": 1.2, "requests": 30, "claimed_percentiles": [50],
+             "slo_percentile": None},
+        ],
+        "injections": {"rate": 0.1, "cut_fraction": 0.5},
+        "reliability": {"settle_s": 0.3, "observer_interval_s": 0.1, "health_interval_s": 0.2,
+                        "health_timeout_s": 0.5, "watch_dirs": [str(tmp_path)]},
+        # The fake shares this event loop: issue lag is not what these tests are about.
+        "validity": {"confidence": 0.95, "max_p99_issue_lag_s": 1.0, "min_phase_requests": 20},
+    }  # fmt: skip
+    doc.update(overrides)
+    return SoakParams.model_validate(doc)
+
+
+def fake(tmp_path: Path, **faults: Any) -> SerialFakeOmni:
+    return SerialFakeOmni(FakeConfig(image_work_s=0.01, video_queue_s=0.01, video_run_s=0.2,
+                                     temp_dir=tmp_path, hang_s=5, faults=FakeFaults(**faults)))
+
+
+def run(server: FakeOmni, soak: SoakParams, api_mode: str = "images-generations",
+        harness: Harness | None = None) -> tuple[CheckOutcome, Harness]:  # fmt: skip
+    ctx, used = context("soak", api_mode, fake=server, harness=harness)
+    return asyncio.run(SoakCheck().run(ctx, soak)), used
+
+
+def test_clean_fake_passes_with_evidence(tmp_path: Path) -> None:
+    server = fake(tmp_path)
+    # An absolute bound: this machine's load must not decide a test about clean behaviour.
+    phases = [{"name": n, "factor": f, "requests": 40, "slo_bound_s": 2.0}
+              for n, f in (("below", 0.5), ("near", 0.9))]  # fmt: skip
+    phases.append({"name": "above", "factor": 1.2, "requests": 30, "claimed_percentiles": [50],
+                   "slo_percentile": None})  # fmt: skip
+    outcome, harness = run(server, params(tmp_path, phases=phases))
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    names = {m.name for m in outcome.measurements}
+    assert {"below.latency_p90_s", "near.achieved_issue_rps", "memory_slope_mib_per_min"} <= names
+    rows = harness.sink.blobs["soak-requests.jsonl"].decode().splitlines()
+    assert len(rows) == 110  # every planned request has one record
+    assert {json.loads(r)["status"] for r in rows} <= {"ok", "aborted"}
+    assert server.state.aborted >= 3  # injected disconnects reached the server
+    assert harness.progress[-3:] == ["soak phase below", "soak phase near", "soak phase above"]
+
+
+def test_saturation_search_finds_the_serial_fake_knee(tmp_path: Path) -> None:
+    server = fake(tmp_path)
+    soak = params(tmp_path, saturation={"probe_requests": 16, "max_probes": 5, "max_rps": 400})
+    outcome, harness = run(server, soak)
+    summary = json.loads(harness.sink.blobs["soak-summary.json"])
+    sat = summary["saturation"]
+    assert sat["best_rps"] is not None and sat["lowest_failing_rps"] > sat["best_rps"]
+    # One worker at ~10-20 ms per request: the knee is tens of requests per second, not 400.
+    assert sat["best_rps"] < 200
+    assert outcome.outcome is not GateOutcome.ERRORED
+
+
+def test_latency_spike_in_one_phase_fails_that_phase(tmp_path: Path) -> None:
+    # Parallel workers: the spike adds latency without a queue collapse, so only the SLO trips.
+    server = FakeOmni(FakeConfig(image_work_s=0.01, temp_dir=tmp_path))
+    harness = Harness()
+
+    def spike() -> None:
+        server.reset_origin()
+        server.config.faults.latency_spike = LatencySpike(start_s=0, duration_s=60, extra_s=1.0)
+
+    def calm() -> None:
+        server.config.faults.latency_spike = None
+
+    harness.hooks = {"soak phase near": spike, "soak phase above": calm}
+    outcome, _ = run(server, params(tmp_path), harness=harness)
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any(r.startswith("phase near: p90 latency") for r in outcome.reasons), outcome.reasons
+    assert not any(r.startswith("phase below: p90") for r in outcome.reasons)
+
+
+def test_dropped_requests_fail_on_error_rate(tmp_path: Path) -> None:
+    outcome, _ = run(fake(tmp_path, drops_requests=15), params(tmp_path))
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any("error rate" in r and "TargetProtocolError" in r for r in outcome.reasons)
+
+
+def test_leak_per_abort_fails_memory_and_temp_files(tmp_path: Path) -> None:
+    outcome, _ = run(fake(tmp_path, leaks_per_abort=True), params(tmp_path))
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any("files in watched temp dirs grew" in r for r in outcome.reasons)
+    assert any("RSS memory slope" in r for r in outcome.reasons), outcome.reasons
+
+
+def test_hang_after_disconnect_fails_health(tmp_path: Path) -> None:
+    outcome, _ = run(fake(tmp_path, hangs_after_disconnect=True), params(tmp_path))
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any(r.startswith("health: GET /health") and "no answer" in r for r in outcome.reasons)
+
+
+def test_too_short_for_claimed_p99_is_invalid_not_passed(tmp_path: Path) -> None:
+    phases = [{"name": "near", "factor": 0.5, "requests": 40, "claimed_percentiles": [50, 99],
+               "slo_percentile": 99, "slo_bound_x_service": 50}]  # fmt: skip
+    soak = params(tmp_path, phases=phases, validity={"confidence": 0.99,
+                                                     "max_p99_issue_lag_s": 1.0,
+                                                     "min_phase_requests": 20})  # fmt: skip
+    outcome, _ = run(fake(tmp_path), soak)
+    assert outcome.outcome is GateOutcome.INVALID
+    assert any("too_few_samples" in r and "p99" in r for r in outcome.reasons), outcome.reasons
+
+
+@pytest.mark.parametrize(
+    ("fault", "needle"),
+    [("two_terminal_states", "two_terminal_states"), ("ignores_cancellation", "after DELETE")],
+)
+def test_async_job_faults_fail_the_soak(tmp_path: Path, fault: str, needle: str) -> None:
+    outcome, _ = run(fake(tmp_path, **{fault: True}), params(tmp_path), "videos-async")
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any(needle in r for r in outcome.reasons), outcome.reasons
+
+
+def test_api_mode_without_endpoint_is_skipped(tmp_path: Path) -> None:
+    outcome, _ = run(fake(tmp_path), params(tmp_path), "offline")
+    assert outcome.outcome is GateOutcome.SKIPPED
+    assert "offline" in outcome.reasons[0]
