@@ -11,6 +11,7 @@ BUILTIN: dict[str, str] = {
     "api_contract": "omniqual.checks.api_contract:ApiContractCheck",
     "strict_load": "omniqual.checks.strict_load:StrictLoadCheck",
     "fails_fast": "omniqual.checks.fails_fast:FailsFastCheck",
+    "fails_fast_request": "omniqual.checks.fails_fast:FailsFastRequestCheck",
     "soak": "omniqual.checks.soak:SoakCheck",
     "abort": "omniqual.checks.abort:AbortCheck",
 }

@@ -97,13 +97,16 @@ class _Soak:
         self.summary["resource_source"] = watch.source
         self.summary["watch_dirs"] = [str(d) for d in dirs]
         async with health, watch:
-            baseline = await watch.snapshot()
             rate = await self._saturation(calibration)
             if rate is not None:
+                # The saturation search is the warm-up: allocator pools, caches and worker
+                # threads grow there. Slopes and growth are judged on the phases only.
+                baseline = await watch.snapshot()
                 await self._phases(rate, calibration)
                 await _sleep(params.reliability.settle_s)
                 after = await watch.snapshot()
-                self.found.extend(judge_resources(watch.points, baseline, after,
+                window = [p for p in watch.points if p.elapsed_s >= baseline.elapsed_s]
+                self.found.extend(judge_resources(window, baseline, after,
                                                   params.reliability))  # fmt: skip
                 await self._afterwards()
         self.found.failures += [f"health: {health.describe(e)}" for e in health.failures()[:3]]
