@@ -143,8 +143,10 @@ async def _run_item(
     target = TargetInfo(url=url, recipe=recipe.recipe, checkpoint_dir=prepared.checkpoint_dir,
                         label=recipe.recipe.id)  # fmt: skip
 
-    async def launch_once(_recipe: LaunchRecipe) -> LaunchAttempt:
-        return await attempt_launch(recipe, prepared, writer)
+    async def launch_once(given: LaunchRecipe) -> LaunchAttempt:
+        # The check may bound the recipe (e.g. a readiness deadline near its own deadline).
+        bounded = LoadedRecipe(given, recipe.path, recipe.line)
+        return await attempt_launch(bounded, prepared, writer)
 
     job = GateJob(item.gate, item.row, target, prepared.provenance)
     return await run_gate(job, writer, project_root=root, command=command,

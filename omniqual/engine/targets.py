@@ -6,9 +6,9 @@ block ends, and its log is kept as evidence."""
 
 import asyncio
 import hashlib
+import importlib.metadata
 import shutil
 import tempfile
-import importlib.metadata
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
