@@ -200,7 +200,7 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     driver, problems, summary = await _calibrate(ctx, params, endpoint, client, side)
     if driver is None:
         return CheckOutcome(GateOutcome.FAILED, tuple(problems))
-    dirs = watch_dirs_for(params.watch_dirs, ctx.target.pid)
+    dirs = watch_dirs_for(params.watch_dirs, ctx.target.pid, ctx.target.temp_dirs)
     watch = ResourceWatch(side, pid=ctx.target.pid, watch_dirs=dirs, interval_s=0.5)
     failures: list[str] = []
     invalid: list[str] = []

@@ -22,7 +22,6 @@ from pydantic import Field, JsonValue, field_validator
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.domain.recipe import Expectation
 from omniqual.domain.redaction import redact_command, scrub_text
 
 _LOG_BYTES = 4 * 1024 * 1024
@@ -122,12 +121,8 @@ class FailsFastCheck:
         recipe = ctx.target.recipe
         if recipe is None or ctx.launch_expecting_failure is None:
             return CheckOutcome(GateOutcome.INVALID, ("fails-fast needs a recipe to launch",))
-        if recipe.expect is not Expectation.REJECTS:
-            return CheckOutcome(
-                GateOutcome.SKIPPED,
-                (f"recipe {recipe.id} is declared `expect: serves`; fails-fast judges only rows"
-                 " whose recipe declares `expect: rejects` with an expected_error",),
-            )  # fmt: skip
+        # A row asks for this gate when the combination must be refused; a recipe seen to
+        # serve (e.g. a setting silently ignored) is still tried, and fails for serving.
         if recipe.expected_error is None and not params.actionable_patterns:
             return CheckOutcome(
                 GateOutcome.INVALID,
@@ -184,7 +179,7 @@ class FailsFastCheck:
         )  # fmt: skip
         return CheckOutcome(
             verdict(failures), tuple(failures), measurements=(measurement,),
-            artifacts=tuple(artifacts), startup_only=True,
+            artifacts=tuple(artifacts),
             requested={"recipe": recipe.id, "expect": recipe.expect.value},
             effective={"reason": startup.reason, "exit_code": startup.exit_code,
                        "matched_line": matched.get("expected_error")},

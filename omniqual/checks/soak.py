@@ -91,7 +91,9 @@ class _Soak:
         if calibration.failures:
             return self._outcome(list(calibration.failures), [], [])
         self.send.bindings = injection_bindings(params, self.endpoint, calibration)
-        dirs = resolve_watch_dirs(params.reliability.watch_dirs, ctx.target.pid)
+        dirs = resolve_watch_dirs(
+            params.reliability.watch_dirs, ctx.target.pid, ctx.target.temp_dirs
+        )
         watch = ResourceWatch(self.side, pid=ctx.target.pid, watch_dirs=dirs,
                               interval_s=params.reliability.observer_interval_s)  # fmt: skip
         self.summary["resource_source"] = watch.source

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -44,18 +43,22 @@ class ResourcePoint:
         return self.pss_bytes if self.pss_bytes is not None else self.rss_bytes
 
 
-def resolve_watch_dirs(configured: Sequence[str], pid: int | None) -> tuple[Path, ...]:
-    """The configured directories, else the server's own TMPDIR (read from its environment,
-    falling back to this host's temp dir)."""
+def resolve_watch_dirs(
+    configured: Sequence[str], pid: int | None, known: Sequence[Path] = ()
+) -> tuple[Path, ...]:
+    """The configured directories, else the target's known temp dirs (the private TMPDIR
+    omniqual gave a server it launched), else the server's TMPDIR read from its environment.
+    Nothing else: the host's shared temp dir holds other processes' files, so counting it would
+    blame the server for them."""
     if configured:
         return tuple(Path(d) for d in configured)
+    if known:
+        return tuple(known)
     temp: str | None = None
     if pid is not None:
         with contextlib.suppress(psutil.Error, OSError):
             temp = psutil.Process(pid).environ().get("TMPDIR")
-    # /dev/shm is host-wide: other servers' segments would count as ours, so it is watched
-    # only when a gate names it (on a dedicated host).
-    return (Path(temp or tempfile.gettempdir()),)
+    return (Path(temp),) if temp else ()
 
 
 def parse_process_gauges(text: str) -> tuple[int | None, int | None]:

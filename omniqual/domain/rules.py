@@ -135,7 +135,8 @@ def derive_state(
 
     gaps_validated: list[str] = []
     validated = _all_pass(requirements.requires, latest, gaps_validated)
-    unsupported = _all_pass(requirements.unsupported_by, latest, [])
+    gaps_unsupported: list[str] = []
+    unsupported = _all_pass(requirements.unsupported_by, latest, gaps_unsupported)
     if validated and unsupported:
         return Derivation(
             CellState.NOT_TESTED,
@@ -159,7 +160,10 @@ def derive_state(
             )
     if unsupported:
         return Derivation(CellState.UNSUPPORTED, tuple(notes), support(requirements.unsupported_by))
-    reasons = gaps_validated or ["no gate is required for this row"]
+    reasons = list(gaps_validated)
     if requirements.limitation:
-        reasons = [*reasons, *(f"limited: {gap}" for gap in gaps_limited)]
+        reasons += [f"limited: {gap}" for gap in gaps_limited]
+    reasons += [f"unsupported: {gap}" for gap in gaps_unsupported]
+    if not reasons:
+        reasons = ["no gate is required for this row"]
     return Derivation(CellState.NOT_TESTED, (*reasons, *notes))

@@ -70,7 +70,8 @@ def test_fast_refusal_naming_the_restriction_passes() -> None:
     evidence = json.loads(sink.blobs["fail-fast-evidence.json"])
     assert evidence["matched"]["expected_error"].startswith("ValueError: step_execution=True")
     assert "s3cret" not in json.dumps(evidence)
-    assert outcome.startup_only
+    # A proven refusal is what makes a row `unsupported`: it is evidence, not a startup smoke.
+    assert not outcome.startup_only
     # The attempt is bounded near the deadline, not at the recipe's 180 s readiness timeout.
     assert launched[0].readiness.timeout_s == 40
 
@@ -140,8 +141,8 @@ def test_log_file_is_searched_beyond_the_tail(tmp_path: Path) -> None:
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
 
 
-def test_recipe_expected_to_serve_is_skipped() -> None:
+def test_a_recipe_seen_to_serve_is_tried_and_fails_for_serving() -> None:
     serves = RECIPE.model_copy(update={"expect": Expectation.SERVES, "expected_error": None})
     outcome, _, launched = run(outcome_of(True, "ready", 1.0, ()), recipe=serves)
-    assert outcome.outcome is GateOutcome.SKIPPED and launched == []
-    assert "declared `expect: serves`" in outcome.reasons[0]
+    assert outcome.outcome is GateOutcome.FAILED and len(launched) == 1
+    assert "served: the restriction is not enforced" in outcome.reasons[0]

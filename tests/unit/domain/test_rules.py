@@ -144,6 +144,14 @@ def test_unsupported_needs_passing_fail_fast() -> None:
     assert state(UNSUPPORTED, item("ff", has_artifacts=False)) is CellState.NOT_TESTED
 
 
+def test_a_failed_rejection_check_is_the_reason() -> None:
+    got = derive_state(
+        RowRequirements(unsupported_by=("ff",)), [item("ff", F, reasons=("it served",))], VERSIONS
+    )
+    assert got.state is CellState.NOT_TESTED
+    assert got.reasons == ("unsupported: ff: latest result failed (it served)",)
+
+
 def test_unsupported_demoted_by_later_silent_acceptance() -> None:
     assert state(UNSUPPORTED, item("ff"), item("ff", F, minute=3)) is CellState.NOT_TESTED
 
