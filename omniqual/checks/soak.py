@@ -45,8 +45,11 @@ def saturation_rate(result: SaturationResult) -> tuple[float | None, str | None]
         return None, f"saturation search found no passing rate ({result.stop_reason.value})"
     if result.stop_reason is StopReason.MAX_RATE_PASSES:
         return None, f"saturation not reached: {result.best_rate:.3g}/s (max_rps) still passed"
-    if result.stop_reason is StopReason.CLIENT_LIMITED:
+    if result.stop_reason is StopReason.CLIENT_LIMITED and result.lowest_failing_rate is None:
         return None, "saturation search stopped: the client could not issue on schedule"
+    # Client-limited inside a bracket: the saturation lies between the best passing and the
+    # lowest failing rate; phases scale from the passing end (conservative), and the summary
+    # keeps the bracket and the stop reason.
     if result.lowest_failing_rate is None:
         return None, f"saturation not bracketed ({result.stop_reason.value})"
     return result.best_rate, None

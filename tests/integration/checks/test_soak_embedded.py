@@ -99,4 +99,5 @@ def test_soak_gate_on_sd3_tiny(
     assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED, GateOutcome.INVALID)
     assert {"soak-requests.jsonl", "soak-resources.jsonl", "soak-summary.json"} <= set(sink.blobs)
     assert summary["resource_source"] == "process-tree"
-    assert summary["known_good_after"]["status"] == "ok"
+    if "phases" in summary:  # the phases ran: the known-good request after them must succeed
+        assert summary["known_good_after"]["status"] == "ok"
