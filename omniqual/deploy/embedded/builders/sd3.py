@@ -15,7 +15,7 @@ from typing import Any
 from omniqual.deploy.embedded.builders.recipe import CheckpointBuilder, component_seed, heavy
 from omniqual.deploy.embedded.builders.tokenizers import (
     CLIP_VOCAB_LIMIT,
-    T5_VOCAB_LIMIT,
+    TINY_T5_ENCODER,
     save_clip_tokenizer,
     save_t5_tokenizer,
 )
@@ -67,18 +67,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     },
     "text_encoder": _CLIP,
     "text_encoder_2": _CLIP,
-    "text_encoder_3": {
-        "vocab_size": T5_VOCAB_LIMIT,
-        "d_model": 32,
-        "d_kv": 8,
-        "d_ff": 37,
-        "num_layers": 2,
-        "num_heads": 4,
-        "relative_attention_num_buckets": 8,
-        "feed_forward_proj": "gated-gelu",
-        "pad_token_id": 0,
-        "eos_token_id": 1,
-    },
+    "text_encoder_3": dict(TINY_T5_ENCODER),
     "scheduler": {"shift": 3.0, "num_train_timesteps": 1000},
     "layout": {"transformer_max_shard_size": TRANSFORMER_SHARD_BYTES, "t5_max_length": 256},
 }

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from omniqual.deploy.embedded.builders.recipe import CheckpointBuilder, component_seed, heavy
-from omniqual.deploy.embedded.builders.tokenizers import T5_VOCAB_LIMIT, save_t5_tokenizer
+from omniqual.deploy.embedded.builders.tokenizers import TINY_T5_ENCODER, save_t5_tokenizer
 
 SAMPLE_RATE = 44_100
 HOP_LENGTH = 2048
@@ -39,18 +39,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "audio_channels": 2,
         "sampling_rate": SAMPLE_RATE,
     },
-    "text_encoder": {
-        "vocab_size": T5_VOCAB_LIMIT,
-        "d_model": 32,
-        "d_kv": 8,
-        "d_ff": 37,
-        "num_layers": 2,
-        "num_heads": 4,
-        "relative_attention_num_buckets": 8,
-        "feed_forward_proj": "gated-gelu",
-        "pad_token_id": 0,
-        "eos_token_id": 1,
-    },
+    "text_encoder": dict(TINY_T5_ENCODER),
     "projection_model": {
         "text_encoder_dim": 32,
         "conditioning_dim": 4,

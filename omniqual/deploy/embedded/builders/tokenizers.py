@@ -13,6 +13,21 @@ from typing import Any
 
 CLIP_VOCAB_LIMIT = 1000
 T5_VOCAB_LIMIT = 256
+
+TINY_T5_ENCODER: dict[str, Any] = {
+    "vocab_size": T5_VOCAB_LIMIT,
+    "d_model": 32,
+    "d_kv": 8,
+    "d_ff": 37,
+    "num_layers": 2,
+    "num_heads": 4,
+    "relative_attention_num_buckets": 8,
+    "feed_forward_proj": "gated-gelu",
+    "pad_token_id": 0,
+    "eos_token_id": 1,
+}
+"""The one tiny T5 text encoder every bundled pipeline that needs T5 uses (matched to the
+local tokenizer's vocabulary)."""
 QWEN_SPECIAL_TOKENS = (
     "<|endoftext|>",
     "<|im_start|>",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from omniqual.deploy.embedded.builders.recipe import CheckpointBuilder, component_seed, heavy
-from omniqual.deploy.embedded.builders.tokenizers import T5_VOCAB_LIMIT, save_t5_tokenizer
+from omniqual.deploy.embedded.builders.tokenizers import TINY_T5_ENCODER, save_t5_tokenizer
 
 _TRANSFORMER: dict[str, Any] = {
     "patch_size": [1, 2, 2],
@@ -37,18 +37,7 @@ _SHARED: dict[str, dict[str, Any]] = {
         "num_res_blocks": 1,
         "temperal_downsample": [False, True, True],
     },
-    "text_encoder": {
-        "vocab_size": T5_VOCAB_LIMIT,
-        "d_model": 32,
-        "d_kv": 8,
-        "d_ff": 37,
-        "num_layers": 2,
-        "num_heads": 4,
-        "relative_attention_num_buckets": 8,
-        "feed_forward_proj": "gated-gelu",
-        "pad_token_id": 0,
-        "eos_token_id": 1,
-    },
+    "text_encoder": dict(TINY_T5_ENCODER),
     "scheduler": {"shift": 3.0},
     "layout": {"t5_max_length": 512},
 }
