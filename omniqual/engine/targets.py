@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omniqual.checks.base import LaunchAttempt, TargetInfo
+from omniqual.client.client import OmniClient
+from omniqual.client.errors import ClientError
 from omniqual.deploy.launcher import launch, probe_startup, stop
 from omniqual.deploy.state import omniqual_home
 from omniqual.domain.evidence import Artifact
@@ -23,6 +25,10 @@ from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.redaction import scrub_text
 from omniqual.engine.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe
+
+
+class TargetNotReady(ClientError):
+    """A given deployment answered, but not as a ready server."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +75,15 @@ def store_log(writer: RunWriter, log_path: Path | None, name: str) -> Artifact |
     )
 
 
+async def check_reachable(url: str) -> None:
+    """A deployment given by URL must answer /health before any gate runs: a dead or
+    misbehaving target is one clear error, not a column of invalid results."""
+    async with OmniClient(url) as client:
+        health = await client.health()
+    if not health.healthy:
+        raise TargetNotReady(f"{url}/health answered HTTP {health.status}: the target is not ready")
+
+
 @asynccontextmanager
 async def served(
     loaded: LoadedRecipe, prepared: PreparedModel, writer: RunWriter, url: str | None
@@ -77,6 +92,8 @@ async def served(
     recipe = loaded.recipe
     if url is not None or recipe.kind is RecipeKind.URL:
         base = url or recipe.url
+        if base is not None:
+            await check_reachable(base)
         yield TargetInfo(url=base, recipe=recipe, checkpoint_dir=prepared.checkpoint_dir,
                          label=base or recipe.id)  # fmt: skip
         return
