@@ -1,0 +1,64 @@
+"""Golden file of the project's own example matrix (matrices/embedded-cpu.yaml), compiled from a
+fixed set of recorded results, so a change to the matrix, the rule table or the renderer shows
+up as a readable diff. Regenerate with ``OMNIQUAL_UPDATE_GOLDEN=1 .venv/bin/pytest tests/golden``.
+"""
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from omniqual.domain.outcomes import GateOutcome as O
+from omniqual.domain.provenance import Provenance
+from omniqual.engine.compile import LocatedResult, compile_matrix
+from omniqual.engine.matrix_service import load_project_matrix
+from omniqual.engine.store import RunWriter
+from omniqual.report.render import render_matrix
+from tests.fakes.evidence import FINGERPRINT, result
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).parent / "embedded-cpu"
+SD3 = (
+    "model=sd3-tiny;task=t2i;api_mode=images-generations;execution={ex};shape_schedule=default;"
+    "attention_backend=sdpa;packed_layout=padded;cache_policy=none;quantization={q};"
+    "offload={off};topology=1-device;hardware=cpu-x86_64-2core;dtype=bf16;"
+    "output_transport=b64-json"
+)
+BASE = SD3.format(ex="serial/1", q="none", off="resident")
+STEP = SD3.format(ex="step/1", q="none", off="resident")
+FP8 = SD3.format(ex="serial/1", q="fp8-online-dit", off="resident")
+
+
+def test_embedded_matrix_renders_as_recorded(tmp_path: Path) -> None:
+    loaded = load_project_matrix(ROOT / "matrices" / "embedded-cpu.yaml")
+    at = Provenance(vllm_omni_version="0.30.0")
+    writer = RunWriter.create(tmp_path, command=("omniqual",), environment=FINGERPRINT,
+                              run_id="run-golden")  # fmt: skip
+    recorded = [
+        result(writer, "api-contract", BASE, O.PASSED, provenance=at),
+        result(writer, "strict-load", BASE, O.PASSED, provenance=at),
+        result(writer, "abort", BASE, O.PASSED, provenance=at),
+        result(writer, "soak", BASE, O.PASSED, provenance=at),
+        result(writer, "fails-fast", STEP, O.PASSED, provenance=at),
+        result(writer, "fails-fast", FP8, O.FAILED, reasons=("it served",), provenance=at),
+    ]
+    # Result ids are random; the golden file pins them so links stay stable.
+    versions = loaded.gate_versions()
+    pinned = [
+        r.model_copy(update={"result_id": f"result-{i}", "gate_version": versions[r.gate_id]})
+        for i, r in enumerate(recorded)
+    ]
+    located = [LocatedResult(r, f"runs/run-golden/journal.jsonl#{r.result_id}") for r in pinned]
+    compiled = compile_matrix(
+        loaded.matrix, loaded.gate_versions(), located, now=datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    states = {row.key: row.state.value for row in compiled.rows}
+    assert states[BASE] == "validated"
+    assert states[STEP] == "unsupported"
+    assert states[FP8] == "not tested"
+    for fmt in ("md", "html"):
+        text = render_matrix(compiled, fmt)
+        path = GOLDEN / f"matrix.{fmt}"
+        if os.environ.get("OMNIQUAL_UPDATE_GOLDEN") == "1":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        assert text == path.read_text(encoding="utf-8"), f"{path} differs; see the module doc"
