@@ -159,7 +159,12 @@ def derive_state(
                 support(gates),
             )
     if unsupported:
-        return Derivation(CellState.UNSUPPORTED, tuple(notes), support(requirements.unsupported_by))
+        proof = ", ".join(requirements.unsupported_by)
+        return Derivation(
+            CellState.UNSUPPORTED,
+            (f"refused early with an actionable error, as proven by: {proof}", *notes),
+            support(requirements.unsupported_by),
+        )
     reasons = list(gaps_validated)
     if requirements.limitation:
         reasons += [f"limited: {gap}" for gap in gaps_limited]
