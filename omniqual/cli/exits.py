@@ -9,6 +9,7 @@ from typing import ParamSpec, TypeVar
 import typer
 from rich.console import Console
 
+from omniqual.specs.recipes import RecipeNotFound
 from omniqual.specs.source import SpecError
 
 P = ParamSpec("P")
@@ -57,6 +58,8 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(int(Exit.USAGE)) from None
         except ValueError as exc:
             raise fail(Exit.USAGE, str(exc)) from None
+        except RecipeNotFound as exc:  # a recipe id the user named
+            raise fail(Exit.USAGE, str(exc.args[0]) if exc.args else repr(exc)) from None
         except Exception as exc:
             if isinstance(exc, _store_errors()):
                 raise fail(Exit.USAGE, str(exc)) from None
