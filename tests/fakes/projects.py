@@ -13,6 +13,11 @@ MINI = Path(__file__).resolve().parents[1] / "data" / "mini-project"
 def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project whose gates are scripted checks against a given (never contacted) URL."""
     monkeypatch.setitem(registry.BUILTIN, "scripted", "tests.fakes.checks:ScriptedCheck")
+
+    async def reachable(_url: str) -> None:
+        """Unit tests open no sockets: the given URL is taken as reachable."""
+
+    monkeypatch.setattr("omniqual.engine.targets.check_reachable", reachable)
     checks.CALLS.clear()
     root = tmp_path / "proj"
     (root / "matrices").mkdir(parents=True)
