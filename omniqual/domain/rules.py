@@ -56,6 +56,9 @@ class EvidenceItem:
     startup_only: bool = False
     revisions: Revisions = ()
     reasons: tuple[str, ...] = ()
+    count: int = 1
+    """How many recorded results this item stands for (compile keeps only the latest of
+    results that differ in nothing the table reads but time)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,16 +81,16 @@ def _usable(
     for item in items:
         current = gate_versions.get(item.gate_id)
         if current is not None and item.gate_version != current:
-            stale += 1
+            stale += item.count
             continue
         if any(t is not None and t != r for t, r in zip(target, item.revisions, strict=False)):
-            stale += 1
+            stale += item.count
             continue
         if item.startup_only:
-            startup += 1
+            startup += item.count
             continue
         if not item.outcome.conclusive:
-            inconclusive += 1
+            inconclusive += item.count
             continue
         held = latest.get(item.gate_id)
         if held is None or item.finished_at >= held.finished_at:

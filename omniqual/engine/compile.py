@@ -2,7 +2,7 @@
 
 import gc
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -51,7 +51,7 @@ class _Held:
     link: str
 
 
-def _hold(located: LocatedResult) -> _Held:
+def _hold(located: LocatedResult, count: int) -> _Held:
     r = located.result
     item = EvidenceItem(
         result_id=r.result_id,
@@ -64,8 +64,20 @@ def _hold(located: LocatedResult) -> _Held:
         startup_only=r.startup_only,
         revisions=_revisions(r.provenance),
         reasons=r.reasons[:3],
+        count=count,
     )
     return _Held(item, tuple(a.sha256 for a in r.artifacts), located.link)
+
+
+Bucket = tuple[str, int, Revisions, bool, bool]
+
+
+def _bucket(located: LocatedResult) -> Bucket:
+    """Results the rule table cannot tell apart except by time: only the latest of each
+    bucket can ever decide a state, so compile keeps that one and a count of the rest."""
+    r = located.result
+    return (r.gate_id, r.gate_version, _revisions(r.provenance), r.startup_only,
+            r.outcome.conclusive)  # fmt: skip
 
 
 def _target(pinned: Provenance, held: Sequence[_Held]) -> Revisions:
@@ -88,7 +100,7 @@ def compile_matrix(
     now: datetime | None = None,
 ) -> CompiledMatrix:
     """Stream ``results`` once, keeping only a compact view of those on planned rows."""
-    by_row: dict[str, list[_Held]] = {str(row.key): [] for row in matrix.rows}
+    by_row: dict[str, dict[Bucket, _Held]] = {str(row.key): {} for row in matrix.rows}
     runs: set[str] = set()
     # Millions of small, acyclic objects: the cyclic collector would rescan them over and over.
     collecting = gc.isenabled()
@@ -96,13 +108,26 @@ def compile_matrix(
     try:
         for located in results:
             held = by_row.get(located.result.row)
-            if held is not None:
-                held.append(_hold(located))
-                runs.add(located.result.run_id)
+            if held is None:
+                continue
+            runs.add(located.result.run_id)
+            bucket = _bucket(located)
+            kept = held.get(bucket)
+            if kept is None:
+                held[bucket] = _hold(located, 1)
+            elif located.result.finished_at >= kept.item.finished_at:
+                held[bucket] = _hold(located, kept.item.count + 1)
+            else:
+                held[bucket] = _Held(
+                    replace(kept.item, count=kept.item.count + 1), kept.artifacts, kept.link
+                )
     finally:
         if collecting:
             gc.enable()
-    rows = [_compile_row(row, by_row[str(row.key)], matrix, gate_versions) for row in matrix.rows]
+    rows = [
+        _compile_row(row, list(by_row[str(row.key)].values()), matrix, gate_versions)
+        for row in matrix.rows
+    ]
     rows.sort(key=lambda r: r.key)
     return CompiledMatrix(
         name=matrix.definition.name,

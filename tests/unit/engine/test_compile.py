@@ -57,3 +57,19 @@ def test_compiled_rows_link_to_their_evidence(tmp_path: Path) -> None:
     assert {e.gate_id for e in row.evidence} == {"contract", "load"}
     assert all(e.link.endswith(f"journal.jsonl#{e.result_id}") for e in row.evidence)
     assert all(len(e.artifacts) == 1 for e in row.evidence)
+
+
+def test_compile_keeps_the_latest_per_bucket_and_counts_the_rest(tmp_path: Path) -> None:
+    record_run(
+        tmp_path,
+        [
+            ("contract", BASE, O.INVALID), ("contract", BASE, O.INVALID),
+            ("contract", BASE, O.FAILED), ("contract", BASE, O.PASSED),
+            ("load", BASE, O.PASSED), ("contract", BASE, O.ERRORED),
+        ],
+    )  # fmt: skip
+    compiled = compile_from_dirs(load_project_matrix(MINI), [tmp_path], None)
+    row = next(r for r in compiled.rows if r.key == BASE)
+    assert row.state is CellState.VALIDATED
+    assert "3 invalid/errored/skipped result(s) are not evidence" in row.reasons
+    assert row.gate_outcomes["contract"] == "errored"
