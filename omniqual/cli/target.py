@@ -169,7 +169,10 @@ def status() -> None:
     if not states:
         out.print("no targets running")
         return
-    table = Table("name", "recipe", "pid", "url", "state", "health", "up", "log")
+    table = Table()
+    # URLs and log paths are for copying: fold them, never cut them short.
+    for column in ("name", "recipe", "pid", "url", "state", "health", "up", "log"):
+        table.add_column(column, overflow="fold", no_wrap=column in ("pid", "health"))
     for state in states:
         alive = state.alive()
         code = probe(state.url + "/health", 2.0) if alive else None
