@@ -112,34 +112,23 @@ def _prompt_embeds(pipeline: Any, prompt: str) -> Any:
 
 
 def check_t2v(target: Path) -> None:
-    import torch
-
     diffusers = heavy("diffusers")
-
     pipeline = diffusers.WanPipeline.from_pretrained(str(target), local_files_only=True)
-    frames = pipeline(
-        prompt_embeds=_prompt_embeds(pipeline, "a tiny check"),
-        height=32,
-        width=32,
-        num_frames=5,
-        num_inference_steps=2,
-        guidance_scale=1.0,
-        generator=torch.Generator("cpu").manual_seed(0),
-        output_type="np",
-    ).frames
-    if tuple(frames.shape) != (1, 5, 32, 32, 3):
-        raise RuntimeError(f"diffusers Wan T2V check produced shape {tuple(frames.shape)}")
+    _check_frames(pipeline, "T2V")
 
 
 def check_i2v(target: Path) -> None:
-    import torch
-
     diffusers = heavy("diffusers")
     pil_image = heavy("PIL.Image")
-
     pipeline = diffusers.WanImageToVideoPipeline.from_pretrained(str(target), local_files_only=True)
+    _check_frames(pipeline, "I2V", image=pil_image.new("RGB", (32, 32), (200, 40, 40)))
+
+
+def _check_frames(pipeline: Any, label: str, **inputs: Any) -> None:
+    """Run the plain diffusers pipeline once and check it yields 5 frames of 32x32 RGB."""
+    import torch
+
     frames = pipeline(
-        image=pil_image.new("RGB", (32, 32), (200, 40, 40)),
         prompt_embeds=_prompt_embeds(pipeline, "a tiny check"),
         height=32,
         width=32,
@@ -148,9 +137,10 @@ def check_i2v(target: Path) -> None:
         guidance_scale=1.0,
         generator=torch.Generator("cpu").manual_seed(0),
         output_type="np",
+        **inputs,
     ).frames
     if tuple(frames.shape) != (1, 5, 32, 32, 3):
-        raise RuntimeError(f"diffusers Wan I2V check produced shape {tuple(frames.shape)}")
+        raise RuntimeError(f"diffusers Wan {label} check produced shape {tuple(frames.shape)}")
 
 
 T2V_BUILDER = CheckpointBuilder(
