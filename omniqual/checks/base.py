@@ -90,6 +90,8 @@ class CheckOutcome:
     requested: Mapping[str, JsonValue] = field(default_factory=dict)
     effective: Mapping[str, JsonValue] = field(default_factory=dict)
     startup_only: bool = False
+    limitations: tuple[str, ...] = ()
+    """Declared deviations that reproduced: the gate may pass, the row is at best limited."""
 
 
 class Check(Protocol):

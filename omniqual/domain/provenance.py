@@ -7,6 +7,7 @@ REVISION_FIELDS: tuple[str, ...] = (
     "checkpoint_sha256",
     "vllm_omni_version",
     "vllm_omni_commit",
+    "serve_config_sha256",
 )
 """Fields that make evidence stale when they differ from the matrix's target revision."""
 
@@ -21,6 +22,19 @@ class Provenance(BaseModel):
     )
     vllm_omni_version: str | None = None
     vllm_omni_commit: str | None = None
+    serve_config_sha256: str | None = Field(
+        default=None,
+        description="Hash of the normalized serve configuration (aliases resolved, defaults "
+        "dropped, values canonical): a changed flag never inherits old evidence.",
+    )
+    serve_argv: tuple[str, ...] = Field(
+        default=(), description="The serve command exactly as launched (secrets redacted)."
+    )
+    source: str | None = Field(
+        default=None,
+        description="Where the deployment facts came from: 'launched' (the environment that "
+        "ran the server) or 'reported' (what a URL deployment answered), else unknown.",
+    )
     omniqual_version: str | None = None
     omniqual_commit: str | None = None
 

@@ -24,6 +24,10 @@ class GateResult(BaseModel):
     row: str = Field(description="The exact row key, canonical string form.")
     outcome: GateOutcome
     reasons: tuple[str, ...] = ()
+    limitations: tuple[str, ...] = Field(
+        default=(),
+        description="Declared deviations this run reproduced: the row is at best `limited`.",
+    )
     startup_only: bool = Field(
         default=False, description="Only showed the target starts; never promotes a row."
     )

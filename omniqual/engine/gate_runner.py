@@ -101,6 +101,7 @@ async def run_gate(
         outcome=outcome.outcome,
         reasons=outcome.reasons,
         startup_only=outcome.startup_only or spec.startup_only,
+        limitations=outcome.limitations,
         target=target.label or target.url or "",
         command=redact_command(command),
         requested=dict(outcome.requested),
