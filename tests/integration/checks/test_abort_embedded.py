@@ -13,7 +13,7 @@ import pytest
 from test_soak_embedded import MISSING, embedded_context, gate_spec, served  # noqa: F401
 
 from omniqual.checks.abort import AbortCheck
-from omniqual.checks.abort_params import AbortParams
+from omniqual.checks.abort.params import AbortParams
 from omniqual.deploy.launcher import LaunchedTarget
 from omniqual.domain.outcomes import GateOutcome
 from tests.fakes.memory_sink import MemorySink

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from omniqual.checks.abort import AbortCheck
-from omniqual.checks.abort_params import AbortParams
+from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.base import CheckOutcome
 from omniqual.domain.outcomes import GateOutcome
 from tests.fakes.check_context import context

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from omniqual.checks.abort_params import AbortParams
+from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.load_binding import PATH_OF, JobTrace, WireCall, usable_output
 from omniqual.client import NO_JSON, ClientError, OmniClient, RawResponse, TargetTimeout
 from omniqual.domain.evidence import CaseResult

@@ -15,8 +15,8 @@ import time
 from dataclasses import asdict
 from typing import ClassVar, Literal
 
-from omniqual.checks.abort_cases import AbortDriver, CallFactory, Case
-from omniqual.checks.abort_params import AbortParams
+from omniqual.checks.abort.cases import AbortDriver, CallFactory, Case
+from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import PATH_OF, endpoint_for, wire_call
 from omniqual.checks.soak_judge import growth_findings
