@@ -35,6 +35,11 @@ class FakeFaults(BaseModel):
     two_terminal_states: bool = False  # a job reports completed once, then failed
     leaks_per_abort: bool = False  # each aborted request grows fake RSS and leaves a temp file
     hangs_after_disconnect: bool = False  # after a client disconnect /health blocks (hang_s)
+    # An in-flight request whose client disconnected, or an in-progress job that was DELETEd,
+    # keeps computing to its end: /metrics stays busy and the execution is counted.
+    computes_after_cancel: bool = False
+    # A request or job cancelled while still queued runs anyway, later (queued-job variant).
+    runs_cancelled_queued: bool = False
     latency_spike: LatencySpike | None = None
     drops_requests: int = Field(default=0, ge=0)  # every Nth POST closed unanswered; 0 = off
     garbage_responses: bool = False  # every route but /health answers 200 with non-JSON bytes

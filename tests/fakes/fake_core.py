@@ -61,7 +61,11 @@ class FakeState:
     dropped: int = 0  # connections closed without an answer (drops_requests)
     cancelled_jobs: int = 0
     running: int = 0
+    waiting: int = 0  # sync requests queued for the worker (SerialFakeOmni)
+    executions: int = 0  # finished simulated computations, cut ones that ran on included
     jobs: dict[str, FakeJob] = field(default_factory=dict)
+    ghost_jobs: dict[str, FakeJob] = field(default_factory=dict)  # DELETEd, still computing
+    executed_jobs: set[str] = field(default_factory=set)  # jobs whose computation finished
     temp_files: list[Path] = field(default_factory=list)
     leaked_bytes: int = 0
     unhealthy: bool = False

@@ -22,6 +22,7 @@ from tests.fakes.fake_core import Drop, FakeCore, Hang, Outcome, Reply
 from tests.fakes.fake_validation import Rejection
 
 _VIDEO_ID = re.compile(r"^/v1/videos/(?P<id>[^/]+)(?P<content>/content)?$")
+_RUNNING_ON: set[asyncio.Task[None]] = set()  # run-on computations, referenced until done
 _GARBAGE = b"\x89<html><body>upstream exploded</body></html>\x00\xff not json"
 
 _POSTS: dict[str, Callable[[FakeCore, httpx.Request], Reply]] = {
@@ -128,9 +129,15 @@ class FakeOmni(FakeCore):
             s = self.state
             label = f'model_name="{self.config.model_name}"'
             rss = self.config.base_rss_bytes + s.leaked_bytes
+            jobs_running, jobs_queued, jobs_done = videos.job_work(self)
             lines = [
                 "# TYPE vllm_omni:num_requests_running gauge",
-                f"vllm_omni:num_requests_running{{{label}}} {s.running}",
+                f"vllm_omni:num_requests_running{{{label}}} {s.running + jobs_running}",
+                "# TYPE vllm_omni:num_requests_waiting gauge",
+                f"vllm_omni:num_requests_waiting{{{label}}} {s.waiting + jobs_queued}",
+                "# TYPE vllm_omni:diffusion_exec_s histogram",
+                f'vllm_omni:diffusion_exec_s_count{{{label},stage="0",replica="0"}} '
+                f"{s.executions + jobs_done}",
                 "# TYPE vllm_omni:requests_success_total counter",
                 f'vllm_omni:requests_success_total{{{label},finished_reason="stop"}} {s.completed}',
                 f'vllm_omni:requests_success_total{{{label},finished_reason="abort"}} {s.aborted}',
@@ -155,6 +162,7 @@ class FakeOmni(FakeCore):
         with self.lock:
             self.state.running -= 1
             if not aborted:
+                self.state.executions += reply.work_s > 0
                 self.state.by_route[reply.route] += 1
                 self.state.by_status[reply.response.status_code] += 1
                 if reply.response.is_success and reply.route.startswith("POST "):
@@ -192,9 +200,39 @@ class FakeOmni(FakeCore):
                 await asyncio.sleep(outcome.work_s)
         except asyncio.CancelledError:
             self.end(outcome, started, aborted=True)
+            if self.config.faults.computes_after_cancel:
+                left = outcome.work_s - (time.perf_counter() - started)
+                self.run_on(left, None)
             raise
         self.end(outcome, started, aborted=False)
         return outcome.response
+
+    def run_on(self, work_s: float, worker: asyncio.Lock | None) -> None:
+        """computes_after_cancel / runs_cancelled_queued: the cut work goes on computing in the
+        background (behind ``worker`` when there is one), busy on /metrics, then counted."""
+        if work_s <= 0:
+            return
+
+        async def compute() -> None:
+            with self.lock:
+                self.state.waiting += 1
+            if worker is not None:
+                await worker.acquire()
+            with self.lock:
+                self.state.waiting -= 1
+                self.state.running += 1
+            try:
+                await asyncio.sleep(work_s)
+            finally:
+                if worker is not None:
+                    worker.release()
+                with self.lock:
+                    self.state.running -= 1
+                    self.state.executions += 1
+
+        task = asyncio.get_running_loop().create_task(compute())
+        _RUNNING_ON.add(task)
+        task.add_done_callback(_RUNNING_ON.discard)
 
     def transport(self) -> httpx.MockTransport:
         """In-process transport for `OmniClient(..., transport=fake.transport())`."""

@@ -5,6 +5,7 @@ search has a real knee to find. Reached in-process through ``transport()``; no s
 from __future__ import annotations
 
 import asyncio
+import time
 
 import httpx
 
@@ -31,12 +32,30 @@ class SerialFakeOmni(FakeOmni):
             return outcome.response
         if self._worker is None:
             self._worker = asyncio.Lock()
+        worker = self._worker
         started = self.begin()
+        with self.lock:  # queued for the worker: waiting, not running (as /metrics shows it)
+            self.state.running -= 1
+            self.state.waiting += 1
+        computing_since: float | None = None
         try:
-            async with self._worker:
+            async with worker:
+                with self.lock:
+                    self.state.waiting -= 1
+                    self.state.running += 1
+                computing_since = time.perf_counter()
                 await asyncio.sleep(outcome.work_s)
         except asyncio.CancelledError:
+            if computing_since is None:
+                with self.lock:
+                    self.state.waiting -= 1
+                    self.state.running += 1
             self.end(outcome, started, aborted=True)
+            faults = self.config.faults
+            if computing_since is None and faults.runs_cancelled_queued:
+                self.run_on(outcome.work_s, worker)
+            elif computing_since is not None and faults.computes_after_cancel:
+                self.run_on(outcome.work_s - (time.perf_counter() - computing_since), worker)
             raise
         self.end(outcome, started, aborted=False)
         return outcome.response

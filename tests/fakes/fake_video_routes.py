@@ -167,15 +167,37 @@ def video_content(core: FakeCore, video_id: str) -> Reply:
     return Reply(response, "GET /v1/videos/{id}/content")
 
 
+def job_work(core: FakeCore) -> tuple[int, int, int]:
+    """(running, queued, executed) over live and ghost jobs, by the fake clock; a job whose
+    computation finished is remembered as executed even after it is deleted."""
+    running = queued = 0
+    with core.lock:
+        for job in [*core.state.jobs.values(), *core.state.ghost_jobs.values()]:
+            status = job_status(core, job)
+            running += status == "in_progress"
+            queued += status == "queued"
+            if status == "completed":
+                core.state.executed_jobs.add(job.id)
+        return running, queued, len(core.state.executed_jobs)
+
+
 def delete_video(core: FakeCore, video_id: str) -> Reply:
     job = _find(core, video_id)
-    running = job_status(core, job) in {"queued", "in_progress"}
+    status = job_status(core, job)
+    running = status in {"queued", "in_progress"}
+    faults = core.config.faults
+    ghost = (status == "queued" and faults.runs_cancelled_queued) or (
+        status == "in_progress" and faults.computes_after_cancel
+    )
+    job_work(core)
     with core.lock:
         if running and core.config.faults.ignores_cancellation:
             job.cancel_ignored = True
         else:
             core.state.jobs.pop(video_id, None)
             core.state.cancelled_jobs += int(running)
+            if ghost:  # gone from the API, still computing behind it
+                core.state.ghost_jobs[video_id] = job
     body = {"id": video_id, "deleted": True, "object": "video.deleted"}
     return core.ok_json(body, "DELETE /v1/videos/{id}")
 
