@@ -56,9 +56,16 @@ class FieldContract(_Spec):
     )
     enum: tuple[str, ...] | None = None
     min_length: int | None = Field(default=None, ge=1, description="str fields: shortest legal.")
-    max_probe: Literal["run", "skip"] = "run"
-    max_probe_reason: str = ""
-    source: str = Field(default="", description="Where the limits come from (official / schema).")
+    source: str = Field(
+        default="",
+        description="Where the limits come from: official pipeline, request schema, vLLM-Omni's "
+        "invalid-parameter tests (file names); required for numeric fields.",
+    )
+    unbounded: str = Field(
+        default="",
+        description="Numeric fields only: the source that says a limit left out really is "
+        "unbounded. Without it a missing min or max is a spec error (a gap, not a choice).",
+    )
 
     @property
     def rejects_misaligned(self) -> bool:
@@ -118,8 +125,13 @@ class EndpointContract(_Spec):
 
 
 class Deviation(_Spec):
-    """A known difference of one release from the contract: its cases are recorded as
-    deviations (not passes) when the release answers exactly ``observed_status``."""
+    """A known difference of one release from the contract, like a strict xfail: its cases are
+    recorded as deviations (never passes) when the release answers exactly ``observed_status``,
+    and the gate then passes with the deviation as a limitation of the row. A covered case that
+    meets the contract again fails the gate as a stale declaration until it is removed.
+
+    ``reason`` is what a reviewer reads in the matrix cell: one short sentence saying what the
+    server does (e.g. "answers 500, not 400, for a size above the maximum")."""
 
     release: str = Field(min_length=1, description="Release it applies to; fnmatch glob allowed.")
     cases: tuple[str, ...] = Field(min_length=1, description="Case id globs, e.g. */oversize.")

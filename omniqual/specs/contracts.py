@@ -1,6 +1,7 @@
 """Load ``gates/contracts/<model>.yaml`` (the frozen API contract of one model) with ``file:line``
 errors: the schema first, then the cross-field rules a schema cannot say (limits in order, probe
-values inside the contract, skips with reasons, parity pairs that exist)."""
+values inside the contract, every numeric field bounded with its source or explicitly unbounded
+by one, video outputs checked for shape and frames, parity pairs that exist)."""
 
 from pathlib import Path
 
@@ -57,6 +58,11 @@ def _endpoint_problems(
         if not spec_input.min_count <= spec_input.probe_count <= spec_input.max_count:
             problems.append(doc.problem((*where, "probe_count"), "outside min_count..max_count"))
     output = endpoint.output
+    if output.kind == "video":
+        for key in ("size_field", "frames_field"):
+            if getattr(output, key) is None:
+                message = "a video output names the field that sets it (always checked)"
+                problems.append(doc.problem((*loc, "output", key), message))
     for key in ("count_field", "size_field", "format_field", "frames_field", "length_field"):
         named = getattr(output, key)
         if named is not None and named not in names:
@@ -76,12 +82,36 @@ def _field_problems(spec: FieldContract) -> list[tuple[str, str]]:
         found.append(("multiple_of", "only int and size fields are aligned"))
     if spec.type in ("str", "bool") and (spec.min is not None or spec.max is not None):
         found.append(("min", f"a {spec.type} field has no numeric limits"))
-    if spec.max_probe == "skip" and not spec.max_probe_reason.strip():
-        found.append(("max_probe_reason", "a skipped max probe needs a reason"))
-    if spec.max_probe == "skip" and spec.max is None:
-        found.append(("max_probe", "nothing to skip: the field has no max"))
+    found.extend(_range_problems(spec))
     for bound in ("min", "max"):
         value = getattr(spec, bound)
         if value is not None and spec.type in ("int", "size") and value != int(value):
             found.append((bound, f"{spec.type} limits must be whole numbers"))
+    return found
+
+
+NUMERIC = ("int", "float", "size")
+
+
+def _range_problems(spec: FieldContract) -> list[tuple[str, str]]:
+    """Every numeric field has a declared range with its source; a limit left out is a spec
+    error unless a source says the field is unbounded there (``unbounded``)."""
+    if spec.type not in NUMERIC:
+        if spec.unbounded:
+            return [("unbounded", f"a {spec.type} field has no numeric range")]
+        return []
+    found: list[tuple[str, str]] = []
+    if not spec.source.strip():
+        found.append(("source", "a numeric field names the source of its range"))
+    missing = [bound for bound in ("min", "max") if getattr(spec, bound) is None]
+    if missing and not spec.unbounded.strip():
+        found.append(
+            (
+                missing[0],
+                f"no {' or '.join(missing)}: declare the range, or name the source that says "
+                "the field is unbounded in `unbounded`",
+            )
+        )
+    if not missing and spec.unbounded:
+        found.append(("unbounded", "the field declares both limits; it is not unbounded"))
     return found

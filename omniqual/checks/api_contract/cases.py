@@ -2,16 +2,17 @@
 its rejected neighbour (SKILL Gate 0, api-and-recipes "add the neighbouring rejected values").
 
 Per field: smallest and largest legal value and min-1 / max+1 (an aligned step for aligned
-fields, ``step`` for floats), a misaligned value, a wrong type, a missing required field, every
-enum value and an unknown one, a too-short string. Per file input: the most inputs allowed and
-one more, none where some are required, one where none is allowed, an upload one byte over the
-cap, and bytes that do not match their declared MIME type. Every other field keeps its tiny
-probe value, so accepted cases stay cheap on a CPU.
+fields, ``step`` for floats), a misaligned value, a wrong type, a missing required field, an
+empty and a whitespace-only value for a required string, every enum value and an unknown one, a
+too-short string. Per file input: the most inputs allowed and one more, none where some are
+required, one where none is allowed, an upload one byte over the cap, and bytes that do not match
+their declared MIME type. Every other field keeps its tiny probe value, so accepted cases stay
+cheap on a CPU. Every declared limit is probed: nothing is skipped.
 """
 
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import JsonValue
@@ -50,8 +51,6 @@ class Case:
     files: tuple[UploadFile, ...] = ()
     sent: str = ""
     """A short, redacted rendering of what this case changes (never a prompt or payload)."""
-    skip_reason: str = ""
-    """Non-empty: the case is reported as not probed, with this reason, and never sent."""
 
     @property
     def expected_status(self) -> str:
@@ -94,7 +93,6 @@ def _case(
     expect: Expect,
     *,
     omit: bool = False,
-    skip_reason: str = "",
 ) -> Case:
     values = {k: v for k, v in endpoint.probe.items() if k != spec.name}
     if not omit:
@@ -109,7 +107,6 @@ def _case(
         expect,
         probe_files(endpoint),
         sent,
-        skip_reason,
     )
 
 
@@ -119,6 +116,10 @@ def _field_cases(endpoint: EndpointContract, spec: FieldContract) -> Iterator[Ca
     wrong = _wrong_type(spec, endpoint.api_mode in MULTIPART_MODES)
     if wrong is not None:
         yield _case(endpoint, spec, "wrong-type", wrong, "invalid")
+    if spec.type == "str" and spec.required:
+        # A required text field must carry text: "" and "   " are missing values in disguise.
+        yield _case(endpoint, spec, "empty", "", "invalid")
+        yield _case(endpoint, spec, "whitespace", "   ", "invalid")
     if spec.type == "str":
         yield from _str_cases(endpoint, spec)
     elif spec.type in ("int", "float", "size"):
@@ -154,10 +155,7 @@ def _number_cases(endpoint: EndpointContract, spec: FieldContract) -> Iterator[C
         )
     if spec.max is not None:
         high = _legal(spec, spec.max, up=False)
-        skip = spec.max_probe_reason if spec.max_probe == "skip" else ""
-        yield _case(
-            endpoint, spec, "max", _shaped(endpoint, spec, high), "accepted", skip_reason=skip or ""
-        )
+        yield _case(endpoint, spec, "max", _shaped(endpoint, spec, high), "accepted")
         yield _case(
             endpoint, spec, "above-max", _shaped(endpoint, spec, _above(spec, high)), "invalid"
         )
@@ -277,7 +275,7 @@ _SECRET_FIELDS = frozenset({"prompt", "input", "negative_prompt", "messages"})
 def render_value(name: str, value: JsonValue) -> str:
     """Short and redacted: prompts show only their length, long values are cut."""
     if name in _SECRET_FIELDS and isinstance(value, str):
-        return f"<{len(value)} chars>"
+        return "<whitespace only>" if value and not value.strip() else f"<{len(value)} chars>"
     text = repr(value)
     return text if len(text) <= 48 else text[:45] + "..."
 
@@ -285,17 +283,15 @@ def render_value(name: str, value: JsonValue) -> str:
 @dataclass(frozen=True, slots=True)
 class CasePlan:
     """Cases in run order: rejections first (Gate 0: prove rejection has no side effects before
-    any positive request), then accepted ones; skipped cases are kept to be reported."""
+    any positive request), then accepted ones."""
 
     rejected: tuple[Case, ...]
     accepted: tuple[Case, ...]
-    skipped: tuple[Case, ...] = field(default=())
 
 
 def plan_cases(endpoints: tuple[EndpointContract, ...]) -> CasePlan:
     every = [case for endpoint in endpoints for case in generate_cases(endpoint)]
     return CasePlan(
-        rejected=tuple(c for c in every if c.expect != "accepted" and not c.skip_reason),
-        accepted=tuple(c for c in every if c.expect == "accepted" and not c.skip_reason),
-        skipped=tuple(c for c in every if c.skip_reason),
+        rejected=tuple(c for c in every if c.expect != "accepted"),
+        accepted=tuple(c for c in every if c.expect == "accepted"),
     )

@@ -1,7 +1,10 @@
 """The ``api_contract`` check kind (SKILL Gate 0): freeze the official contract, reject the
 neighbours. Loads the row's model contract, runs the rejections first (then proves they left no
 job, no temp file and a healthy server), then the accepted boundaries, then sync/async parity,
-and records every case, a raw-response summary and the contract itself as evidence."""
+and records every case, a raw-response summary and the contract itself as evidence.
+
+Declared deviations that reproduce come back as limitations (the gate passes, the row is at best
+limited); a side-effect check that could not run makes the gate invalid, never a pass."""
 
 import json
 import logging
@@ -12,7 +15,7 @@ from pydantic import Field
 
 from omniqual.checks.api_contract.cases import Case, plan_cases
 from omniqual.checks.api_contract.exchange import ExchangeRecord, Timeouts, run_case
-from omniqual.checks.api_contract.judge import Judgement, judge, skipped, transport_failure
+from omniqual.checks.api_contract.judge import Judgement, judge, transport_failure
 from omniqual.checks.api_contract.parity import check_parity
 from omniqual.checks.api_contract.side_effects import (
     TempSnapshot,
@@ -101,6 +104,12 @@ class _Run:
         )
         self.results: list[CaseResult] = []
         self.failures: list[str] = []
+        self.invalid: list[str] = []
+        """Checks the gate needed that could not run: the verdict is invalid, not passed."""
+        self.reproduced: dict[int, list[CaseResult]] = {}
+        """Declared deviations (index in the contract) and the cases that reproduced them."""
+        self.unlisted: list[str] = []
+        self.async_rejections = 0
         self.records: list[ExchangeRecord] = []
         self.release: str | None = params.release
         self.done = 0
@@ -120,6 +129,7 @@ class _Run:
         temp_start = TempSnapshot.take(temp_dirs)
         for case in plan.rejected:
             await self._rejected(case)
+        self._job_case()
         await self._side_effects_after_rejections(temp_dirs, temp_start)
         for case in plan.accepted:
             await self._one(case)
@@ -128,9 +138,8 @@ class _Run:
             parity = await check_parity(self.client, self.contract, pair, self.timeouts)
             self.records.extend(r for ex in parity.exchanges for r in ex.records)
             self._add(Judgement(parity.result, parity.failure))
-        self.results.extend(skipped(case).result for case in plan.skipped)
         await self._final_checks(temp_dirs, temp_start)
-        return self._outcome(contract_file, time.perf_counter() - started, len(plan.skipped))
+        return self._outcome(contract_file, time.perf_counter() - started)
 
     def _parity_pairs(self) -> list[ParityPair]:
         if not self.params.parity:
@@ -145,6 +154,9 @@ class _Run:
         self.results.append(judgement.result)
         if judgement.failure is not None:
             self.failures.append(judgement.failure)
+        if judgement.deviation is not None:
+            index = self.contract.deviations.index(judgement.deviation)
+            self.reproduced.setdefault(index, []).append(judgement.result)
 
     async def _one(self, case: Case) -> None:
         self._progress(case.id)
@@ -168,15 +180,46 @@ class _Run:
         if case.api_mode != "videos-async":
             await self._one(case)
             return
+        self.async_rejections += 1
         before = await video_job_ids(self.client)
         await self._one(case)
         after = await video_job_ids(self.client)
-        if before is not None and after is not None and after - before:
-            new = sorted(after - before)
+        if before.ids is None or after.ids is None:
+            self.unlisted.append(f"{case.id}: {before.unavailable or after.unavailable}")
+            return
+        if after.ids - before.ids:
+            new = sorted(after.ids - before.ids)
             self.failures.append(
                 f"creates_job_for_invalid_async: {case.id} ({case.sent}) was answered "
                 f"{self.results[-1].observed_status} yet GET /v1/videos gained job(s) {new[:3]}"
             )
+
+    def _job_case(self) -> None:
+        """Whether the rejected async requests created jobs, as a recorded case."""
+        if not self.async_rejections:
+            return
+        created = any(f.startswith("creates_job_for_invalid_async") for f in self.failures)
+        if self.unlisted:
+            why = (
+                f"no job list to prove {len(self.unlisted)} rejected async request(s) created "
+                f"no job: {self.unlisted[0]}"
+            )
+            self.invalid.append(f"side-effects/async-jobs not checked: {why}")
+            outcome, observed = GateOutcome.SKIPPED, "not checked"
+        else:
+            why = f"GET /v1/videos before and after each of {self.async_rejections} rejection(s)"
+            outcome = GateOutcome.FAILED if created else GateOutcome.PASSED
+            observed = "new job(s)" if created else "no new job"
+        self.results.append(
+            CaseResult(
+                id="side-effects/async-jobs",
+                endpoint="videos-async",
+                expected_status="no job for a rejected request",
+                observed_status=observed,
+                outcome=GateOutcome.FAILED if created else outcome,
+                note=why[:240],
+            )
+        )
 
     async def _side_effects_after_rejections(self, dirs: list[Path], start: TempSnapshot) -> None:
         if not dirs:
@@ -208,49 +251,62 @@ class _Run:
         )
         await self._one(known_good)
         self.done -= 1  # _one counted it again
-        if dirs:
-            left = TempSnapshot.take(dirs).new_since(start)
-            if left:
-                self.failures.append(
-                    f"leaves_temp_file: {len(left)} new entr(y/ies) remain in "
-                    f"the temp dirs after the gate: {left[:3]}"
-                )
-            self.results.append(
-                CaseResult(
-                    id="side-effects/temp-files",
-                    endpoint="-",
-                    expected_status="no new temp files",
-                    observed_status=f"{len(left)} new" if left else "none new",
-                    outcome=GateOutcome.FAILED if left else GateOutcome.PASSED,
-                    note=f"watched {len(dirs)} temp dir(s)",
-                )
-            )
-        else:
-            self.results.append(
-                CaseResult(
-                    id="side-effects/temp-files",
-                    endpoint="-",
-                    expected_status="no new temp files",
-                    observed_status="not checked",
-                    outcome=GateOutcome.SKIPPED,
-                    note="no temp_dirs given: temp-file residue not checked",
-                )
-            )
+        self._temp_case(dirs, start)
 
-    def _outcome(self, contract_file: Path, elapsed_s: float, not_probed: int) -> CheckOutcome:
+    def _temp_case(self, dirs: list[Path], start: TempSnapshot) -> None:
+        end = TempSnapshot.take(dirs)
+        unreadable = [*start.unreadable, *(u for u in end.unreadable if u not in start.unreadable)]
+        left = end.new_since(start)
+        if left:
+            self.failures.append(
+                f"leaves_temp_file: {len(left)} new entr(y/ies) remain in "
+                f"the temp dirs after the gate: {left[:3]}"
+            )
+        if not dirs or unreadable:
+            why = (
+                f"temp dir(s) unreadable: {unreadable[:3]}"
+                if unreadable
+                else "no temp dir to watch (give params.temp_dirs, or let omniqual launch the "
+                "target so its TMPDIR is watched)"
+            )
+            self.invalid.append(f"side-effects/temp-files not checked: {why}")
+            outcome, observed = GateOutcome.SKIPPED, "not checked"
+        else:
+            why = f"watched {len(dirs)} temp dir(s)"
+            outcome = GateOutcome.FAILED if left else GateOutcome.PASSED
+            observed = f"{len(left)} new" if left else "none new"
+        self.results.append(
+            CaseResult(
+                id="side-effects/temp-files",
+                endpoint="-",
+                expected_status="no new temp files",
+                observed_status=observed,
+                outcome=GateOutcome.FAILED if left else outcome,
+                note=why[:240],
+            )
+        )
+
+    def _limitations(self) -> tuple[str, ...]:
+        """One reviewer-readable sentence per reproduced declaration: what the server does, and
+        the cases that showed it (the evidence is in the cases artifact)."""
+        out = []
+        for index, results in sorted(self.reproduced.items()):
+            deviation = self.contract.deviations[index]
+            seen = [f"{r.id} ({r.sent}) -> HTTP {r.observed_status}" for r in results[:4]]
+            more = f" and {len(results) - 4} more" if len(results) > 4 else ""
+            out.append(f"{deviation.reason.rstrip('.')} (seen: {'; '.join(seen)}{more}).")
+        return tuple(out)
+
+    def _outcome(self, contract_file: Path, elapsed_s: float) -> CheckOutcome:
         deviations = [r for r in self.results if r.deviation]
         reasons = self.failures[:MAX_REASONS]
         if len(self.failures) > MAX_REASONS:
             reasons.append(f"... and {len(self.failures) - MAX_REASONS} more (see the cases)")
+        reasons += self.invalid
         reasons += [
             f"declared deviation: {r.id}: observed {r.observed_status}, expected "
             f"{r.expected_status}"
             for r in deviations
-        ]
-        reasons += [
-            f"not probed: {r.id}: {r.note}"
-            for r in self.results
-            if r.outcome is GateOutcome.SKIPPED
         ]
         measurements = (
             Measurement(name="cases", value=len(self.results), unit="count"),
@@ -261,11 +317,16 @@ class _Run:
                 value=sum("accepted-but-invalid" in f for f in self.failures),
             ),
             Measurement(name="declared_deviations", value=len(deviations), unit="count"),
-            Measurement(name="not_probed", value=not_probed, unit="count"),
+            Measurement(
+                name="stale_deviations",
+                unit="count",
+                value=sum(f.startswith("stale deviation") for f in self.failures),
+            ),
+            Measurement(name="not_checked", value=len(self.invalid), unit="count"),
             Measurement(name="gate_elapsed", value=round(elapsed_s, 3), unit="s"),
         )
         return CheckOutcome(
-            outcome=verdict(self.failures),
+            outcome=verdict(self.failures, invalid=self.invalid),
             reasons=tuple(reasons),
             measurements=measurements,
             artifacts=self._artifacts(contract_file),
@@ -275,6 +336,7 @@ class _Run:
                 "release": self.release,
                 "endpoints": [e.api_mode for e in self.endpoints],
             },
+            limitations=self._limitations(),
         )
 
     def _artifacts(self, contract_file: Path) -> tuple[Artifact, ...]:

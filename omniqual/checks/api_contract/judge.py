@@ -1,12 +1,15 @@
 """Judge one case: what the contract expected against what the server answered.
 
 Accepted values must give 2xx with output of the requested shape and count. Invalid values must
-give 400 with an error envelope naming the field; payload limits 413. A 2xx for a value the
-contract rejects is *accepted-but-invalid*. A miss that a declared deviation of this release
-covers (same case, same observed status) is recorded as a deviation: never a pass, never a
-gate failure.
+give 400 with an error envelope naming the field (its ``param``, else the field as a whole word
+of the message); payload limits 413. A 2xx for a value the contract rejects is
+*accepted-but-invalid*. A miss that a declared deviation of this release covers (same case, same
+observed status) is recorded as a deviation: never a pass, never a gate failure, always a
+limitation of the row. A covered case that meets the contract again is a stale declaration and
+fails the gate (strict xfail).
 """
 
+import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -28,23 +31,29 @@ class Judgement:
     result: CaseResult
     failure: str | None = None
     """The gate-failing reason, naming endpoint, field, value, expected and observed."""
+    deviation: Deviation | None = None
+    """The declared deviation this case reproduced (the row's limitation)."""
+
+
+def covering(
+    deviations: tuple[Deviation, ...], release: str | None, case_id: str
+) -> tuple[Deviation, ...]:
+    """The declarations of this release that name this case (whatever status they declare)."""
+    if release is None:
+        return ()
+    return tuple(
+        d
+        for d in deviations
+        if fnmatchcase(release, d.release) and any(fnmatchcase(case_id, p) for p in d.cases)
+    )
 
 
 def declared_deviation(
     deviations: tuple[Deviation, ...], release: str | None, case_id: str, status: int
 ) -> Deviation | None:
-    if release is None:
-        return None
-    for deviation in deviations:
-        if not fnmatchcase(release, deviation.release) or deviation.observed_status != status:
-            continue
-        if any(fnmatchcase(case_id, pattern) for pattern in deviation.cases):
-            return deviation
-    return None
-
-
-def skipped(case: Case) -> Judgement:
-    return Judgement(_result(case, "not probed", GateOutcome.SKIPPED, note=case.skip_reason))
+    return next(
+        (d for d in covering(deviations, release, case_id) if d.observed_status == status), None
+    )
 
 
 def transport_failure(case: Case, error: str) -> Judgement:
@@ -63,13 +72,23 @@ def judge(
     raw = exchange.response
     observed = str(raw.status)
     problem = _problem(case, exchange, endpoint)
+    declared = covering(deviations, release, case.id)
+    where = f"{endpoint.path} {case.field or 'request'}"
+    if problem is None and declared:
+        statuses = "/".join(str(d.observed_status) for d in declared)
+        reason = (
+            f"stale deviation: upstream fixed it? {case.id} ({where}): {case.sent} now meets "
+            f"the contract (HTTP {raw.status}) where {release} was declared to answer "
+            f"{statuses}; remove the declaration"
+        )
+        return Judgement(_result(case, observed, GateOutcome.FAILED, note=reason[:240]), reason)
     if problem is None:
         return Judgement(_result(case, observed, GateOutcome.PASSED))
     deviation = declared_deviation(deviations, release, case.id, raw.status)
     if deviation is not None:
         note = f"declared deviation of {release}: {deviation.reason}"
-        return Judgement(_result(case, observed, GateOutcome.FAILED, note=note, deviation=True))
-    where = f"{endpoint.path} {case.field or 'request'}"
+        result = _result(case, observed, GateOutcome.FAILED, note=note[:240], deviation=True)
+        return Judgement(result, None, deviation)
     reason = f"{case.id} ({where}): {case.sent}: {problem}"
     return Judgement(_result(case, observed, GateOutcome.FAILED, note=problem[:240]), reason)
 
@@ -112,11 +131,29 @@ def _envelope_problem(case: Case, exchange: Exchange) -> str | None:
         )
     if case.field is None or case.expect == "payload":
         return None  # a whole-body cap may fire before any field is parsed
-    names = {case.field.lower(), case.field.lower().replace("_", " ")}
-    text = f"{raw.error.param or ''} {raw.error.message}".lower()
-    if not any(name in text for name in names):
-        return f"error envelope does not name the field {case.field!r}"
-    return None
+    names = (case.field, *_CARRIERS.get((case.api_mode, case.field), ()))
+    if any(names_field(raw.error.param, raw.error.message, name) for name in names):
+        return None
+    if raw.error.param:
+        return f"error envelope names param {raw.error.param!r}, not the field {case.field!r}"
+    return f"error envelope does not name the field {case.field!r}"
+
+
+# Fields the wire carries inside another one: chat sends the prompt as the user message.
+_CARRIERS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("chat-completions", "prompt"): ("messages",),
+}
+
+
+def names_field(param: str | None, message: str, field: str) -> bool:
+    """``error.param`` when the server fills it (its last path segment, ``body.n`` -> ``n``),
+    else the field as a whole word of the message: for ``n``, "invalid" does not count."""
+    if param:
+        segments = [s for s in re.split(r"[.\[\]/]", param.lower()) if s]
+        return bool(segments) and field.lower() in segments
+    spellings = {field.lower(), field.lower().replace("_", " ")}
+    text = message.lower()
+    return any(re.search(rf"(?<![a-z0-9_]){re.escape(s)}(?![a-z0-9_])", text) for s in spellings)
 
 
 def _output_problems(case: Case, exchange: Exchange, endpoint: EndpointContract) -> list[str]:

@@ -1,6 +1,6 @@
 """Output checks for accepted cases: pull the media out of an answer and verify its shape against
-what the request asked for (PNG via Pillow, WAV via ``wave``, MP4 by box parse: ``ftyp`` and,
-where the sample table is there, the video frame count).
+what the request asked for (images via Pillow; audio decoded whatever its container, see
+``omniqual.client.decoding.probe_audio``; MP4 by box parse: resolution and frame count).
 
 Problems come back as short strings; payload bytes are never quoted.
 """
@@ -9,8 +9,6 @@ import base64
 import binascii
 import io
 import json
-import struct
-import wave
 import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -19,9 +17,12 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import JsonValue
 
 from omniqual.checks.api_contract.cases import parse_size
+from omniqual.checks.api_contract.mp4 import mp4_video
+from omniqual.client.decoding import AudioDecodeError, probe_audio
 from omniqual.domain.contract import EndpointContract
 
 _PIL_FORMAT = {"png": "PNG", "jpeg": "JPEG", "jpg": "JPEG", "webp": "WEBP"}
+_AUDIO_CONTAINER = {"opus": "ogg"}  # the other response_format names are their containers
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,7 @@ class Expected:
     image_format: str | None = None
     frames: int | None = None
     length_s: float | None = None
+    audio_format: str | None = None
 
 
 def expected_output(endpoint: EndpointContract, values: Mapping[str, JsonValue]) -> Expected:
@@ -56,10 +58,12 @@ def expected_output(endpoint: EndpointContract, values: Mapping[str, JsonValue])
     n_frames = int(frames) if isinstance(frames, int | float) else None
     if n_frames is not None and frames_spec is not None:
         n_frames = frames_spec.floor_aligned(n_frames)
+    image_fmt = fmt if isinstance(fmt, str) and out.kind == "image" else None
     return Expected(
         count=int(count) if isinstance(count, int | float) else 1,
         size=shape,
-        image_format=_PIL_FORMAT.get(fmt.lower(), fmt.upper()) if isinstance(fmt, str) else None,
+        image_format=_PIL_FORMAT.get(image_fmt.lower(), image_fmt.upper()) if image_fmt else None,
+        audio_format=fmt.lower() if isinstance(fmt, str) and out.kind == "audio" else None,
         frames=n_frames,
         length_s=float(length) if isinstance(length, int | float) else None,
     )
@@ -140,69 +144,43 @@ def check_audio(
     channels: int | None,
     tolerance_s: float,
 ) -> list[str]:
+    """Every container is decoded (WAV, FLAC, Ogg/Opus, MP3; PCM by its size at the promised
+    rate and channels) and its sample rate, channels and duration are checked."""
     if not data:
         return ["empty audio body"]
-    if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
-        return []  # another declared format: only non-empty is checked (no decoder here)
     try:
-        with wave.open(io.BytesIO(data)) as wav:
-            rate, chans, frames = wav.getframerate(), wav.getnchannels(), wav.getnframes()
-    except (wave.Error, EOFError):
-        return ["WAV does not decode"]
+        probe = probe_audio(data, content_type, pcm_rate=sample_rate, pcm_channels=channels)
+    except AudioDecodeError as exc:
+        return [f"audio does not decode: {exc}"]
     problems = []
-    if sample_rate is not None and rate != sample_rate:
-        problems.append(f"sample rate {rate}, contract says {sample_rate}")
-    if channels is not None and chans != channels:
-        problems.append(f"{chans} channel(s), contract says {channels}")
-    if expected.length_s is not None and rate > 0:
-        seconds = frames / rate
-        if abs(seconds - expected.length_s) > tolerance_s:
-            problems.append(f"{seconds:.3f} s of audio, {expected.length_s:g} s requested")
+    wanted = _AUDIO_CONTAINER.get(expected.audio_format or "", expected.audio_format)
+    if wanted is not None and probe.container != wanted:
+        problems.append(f"{probe.container} audio returned, {expected.audio_format} requested")
+    if sample_rate is not None and probe.sample_rate != sample_rate:
+        problems.append(f"sample rate {probe.sample_rate}, contract says {sample_rate}")
+    if channels is not None and probe.channels != channels:
+        problems.append(f"{probe.channels} channel(s), contract says {channels}")
+    if expected.length_s is not None and abs(probe.duration_s - expected.length_s) > tolerance_s:
+        problems.append(f"{probe.duration_s:.3f} s of audio, {expected.length_s:g} s requested")
     return problems
 
 
 def check_video(data: bytes, expected: Expected) -> list[str]:
+    """Resolution and frame count are always checked: a box that would tell them and is not
+    there is a failure with its reason, never a silent pass."""
     if len(data) < 8 or data[4:8] != b"ftyp":
         return [f"not an MP4 ({len(data)} bytes, no leading ftyp box)"]
-    frames = mp4_video_frames(data)
-    if expected.frames is not None and frames is not None and frames != expected.frames:
-        return [f"{frames} frame(s) in the MP4, {expected.frames} expected"]
-    return []
-
-
-def _boxes(data: bytes, start: int, end: int) -> Iterator[tuple[bytes, int, int]]:
-    """(type, payload start, box end) of the boxes in data[start:end]."""
-    pos = start
-    while pos + 8 <= end:
-        size, kind = struct.unpack(">I4s", data[pos : pos + 8])
-        header = 8
-        if size == 1 and pos + 16 <= end:
-            size, header = struct.unpack(">Q", data[pos + 8 : pos + 16])[0], 16
-        elif size == 0:
-            size = end - pos
-        if size < header or pos + size > end:
-            return
-        yield kind, pos + header, pos + size
-        pos += size
-
-
-def _child(data: bytes, start: int, end: int, kind: bytes) -> tuple[int, int] | None:
-    return next(((s, e) for k, s, e in _boxes(data, start, end) if k == kind), None)
-
-
-def mp4_video_frames(data: bytes) -> int | None:
-    """Sample count of the first video track (moov/trak/mdia/minf/stbl/stsz); None if absent."""
-    moov = _child(data, 0, len(data), b"moov")
-    if moov is None:
-        return None
-    for kind, start, end in _boxes(data, *moov):
-        mdia = _child(data, start, end, b"mdia") if kind == b"trak" else None
-        hdlr = _child(data, *mdia, b"hdlr") if mdia else None
-        if mdia is None or hdlr is None or data[hdlr[0] + 8 : hdlr[0] + 12] != b"vide":
-            continue
-        minf = _child(data, *mdia, b"minf")
-        stbl = _child(data, *minf, b"stbl") if minf else None
-        stsz = _child(data, *stbl, b"stsz") if stbl else None
-        if stsz is not None and stsz[0] + 12 <= stsz[1]:
-            return int(struct.unpack(">I", data[stsz[0] + 8 : stsz[0] + 12])[0])
-    return None
+    video = mp4_video(data)
+    if video is None:
+        return ["MP4 has no moov box with a video track: resolution and frame count unverifiable"]
+    problems = []
+    if video.frames is None:
+        problems.append("MP4 video track has no stsz box: frame count unverifiable")
+    elif expected.frames is not None and video.frames != expected.frames:
+        problems.append(f"{video.frames} frame(s) in the MP4, {expected.frames} expected")
+    if video.size is None:
+        problems.append("MP4 video track has no tkhd size: resolution unverifiable")
+    elif expected.size is not None and video.size != expected.size:
+        width, height = video.size
+        problems.append(f"MP4 is {width}x{height}, expected {expected.size[0]}x{expected.size[1]}")
+    return problems

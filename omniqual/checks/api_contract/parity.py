@@ -1,6 +1,7 @@
 """Sync/async parity (Gate 0: one normalization path): the same probe request with the same
 seed through two paths must give the same output — identical bytes, or identical decoded pixels
-where the encodings may differ. MP4s are compared by bytes only (no decoder here)."""
+where the encodings may differ. MP4s are compared by bytes only (no decoder here). A path of the
+pair that is not served (404/405) fails the pair: parity was declared and is not shown."""
 
 from dataclasses import dataclass
 
@@ -50,8 +51,17 @@ async def check_parity(
     for api_mode, exchange in zip((pair.a, pair.b), exchanges, strict=True):
         status = exchange.response.status
         if status in NOT_SERVED:
-            note = f"{_path(contract, api_mode)} is not served (HTTP {status}); parity not checked"
-            return _done(case_id, pair, str(status), GateOutcome.SKIPPED, None, exchanges, note)
+            # The contract declares both paths: one that is not served is a contract miss, and
+            # parity cannot have been shown, so the gate must not pass on it.
+            return _done(
+                case_id,
+                pair,
+                str(status),
+                GateOutcome.FAILED,
+                f"parity {paths}: {_path(contract, api_mode)} is not served (HTTP {status}), "
+                "so sync/async parity is not shown",
+                exchanges,
+            )
         if not exchange.response.ok or exchange.problem or not exchange.media:
             why = exchange.problem or f"HTTP {status}"
             return _done(
