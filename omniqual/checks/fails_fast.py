@@ -2,9 +2,12 @@
 actionable message.
 
 Two kinds share the rule. ``fails_fast`` (needs launches) starts the row's recipe, which must be
-declared ``expect: rejects``, and passes only if the server never became ready, stopped within
-``deadline_s`` and its log matches the recipe's ``expected_error`` and the gate's
-``actionable_patterns``. ``fails_fast_request`` (needs a served target) sends one request the
+declared ``expect: rejects``, ``attempts`` times, and passes only if every attempt exited non-zero
+within ``deadline_s`` without becoming ready, its log names the restriction (the recipe's
+``expected_error``) on a line that matches the gate's ``actionable_patterns``, and all attempts
+were refused the same way (exit code and matched text): a stable restriction. A crash that names
+no restriction (an OOM, an import error, a kernel signature error) FAILS with the crash line;
+exit code 0 is never a refusal. ``fails_fast_request`` (needs a served target) sends one request the
 deployment must refuse, e.g. ``POST /v1/videos`` to an image model, and passes only on a 4xx
 answer within the deadline whose error message matches the patterns, with the server still
 healthy afterwards. A success, a silent fallback, a hang, a slow failure or an unhelpful message
@@ -14,12 +17,14 @@ FAILS with the reason. Time-to-failure is a Measurement; the scrubbed log tail a
 import json
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
+from omniqual.deploy.launcher import LAUNCH_MARKER, StartupOutcome
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.redaction import redact_command, scrub_text
@@ -48,12 +53,21 @@ class FailsFastParams(CheckParams):
     hang_margin_s: float = Field(
         default=10.0, ge=0, description="Readiness is given up this long after the deadline."
     )
+    attempts: int = Field(
+        default=2, ge=2, le=5,
+        description="Launches that must all be refused the same way (a stable restriction).",
+    )  # fmt: skip
 
     _valid = field_validator("actionable_patterns")(_regexes)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _ERROR_LINE = re.compile(r"(?i)\b(error|exception|fatal|traceback)\b")
+# What a crash looks like on its last line: an exception, a kill, an allocator failure.
+_CRASH = re.compile(
+    r"(?i)(\w*(error|exception)\b|\bfatal\b|\bkilled\b|out of memory|segmentation fault"
+    r"|core dumped|\babort)"
+)
 
 
 def _lines_matching(pattern: str | re.Pattern[str], text: str) -> list[str]:
@@ -83,15 +97,16 @@ def message_findings(
     text = _ANSI.sub("", text)
     failures: list[str] = []
     matched: dict[str, JsonValue] = {}
-    last = scrub_text(text.strip().splitlines()[-1] if text.strip() else "")[:300]
+    last = crash_line(text)
     if expected_error is not None:
         error_lines = _lines_matching(expected_error, text)
         matched["expected_error"] = scrub_text(error_lines[0])[:500] if error_lines else None
         if not error_lines:
             failures.append(
                 f"{where} does not match expected_error /{expected_error}/: the failure does"
-                f" not name the restriction (last line: {last!r})"
+                f" not name the restriction (crash: {last!r})"
             )
+            return failures, matched  # no error line to hold to the patterns
     else:
         error_lines = _lines_matching(_ERROR_LINE, text) or text.strip().splitlines()[-1:]
     message = "\n".join(error_lines)
@@ -111,6 +126,15 @@ def message_findings(
     return failures, matched
 
 
+def crash_line(text: str) -> str:
+    """The line that says how a process died: the last exception-, kill- or fatal-looking line
+    (a traceback's final line), else the last line; scrubbed and cut to 300 characters."""
+    lines = [line.strip() for line in _ANSI.sub("", text).splitlines() if line.strip()]
+    crashes = [line for line in lines if _CRASH.search(line)]
+    chosen = crashes[-1] if crashes else (lines[-1] if lines else "")
+    return scrub_text(chosen)[:300]
+
+
 class FailsFastCheck:
     kind: ClassVar[str] = "fails_fast"
     params_model: ClassVar[type[CheckParams]] = FailsFastParams
@@ -121,77 +145,154 @@ class FailsFastCheck:
         recipe = ctx.target.recipe
         if recipe is None or ctx.launch_expecting_failure is None:
             return CheckOutcome(GateOutcome.INVALID, ("fails-fast needs a recipe to launch",))
-        # A row asks for this gate when the combination must be refused; a recipe seen to
-        # serve (e.g. a setting silently ignored) is still tried, and fails for serving.
-        if recipe.expected_error is None and not params.actionable_patterns:
+        if not params.actionable_patterns:
             return CheckOutcome(
                 GateOutcome.INVALID,
-                ("neither the recipe's expected_error nor the gate's actionable_patterns say"
-                 " what an actionable message is",),
+                ("the gate's actionable_patterns are empty: nothing says what an actionable"
+                 " refusal is",),
             )  # fmt: skip
-        # Bound the attempt: a hang is given up soon after the deadline, not at the recipe's
+        # Bound each attempt: a hang is given up soon after the deadline, not at the recipe's
         # (much longer) readiness timeout.
         limit = min(recipe.readiness.timeout_s, params.deadline_s + params.hang_margin_s)
         bounded = recipe.model_copy(
             update={"readiness": recipe.readiness.model_copy(update={"timeout_s": limit})}
         )
-        ctx.progress(f"starting {recipe.id}, expecting a refusal", None)
-        attempt = await ctx.launch_expecting_failure(bounded)
-        startup = attempt.startup
-        text = _log_text(startup.log_path, startup.log_tail)
-        failures: list[str] = []
-        elapsed = startup.elapsed_s
-        if startup.became_ready:
+        # A row asks for this gate when the combination must be refused; a recipe seen to
+        # serve (no expected_error) is still tried once, and fails for serving or for a
+        # refusal nothing names. A refusal passes only when every attempt repeats it.
+        wanted = params.attempts if recipe.expected_error is not None else 1
+        judged: list[_Judged] = []
+        log_artifacts: list[Artifact] = []
+        for number in range(1, wanted + 1):
+            ctx.progress(f"starting {recipe.id} (attempt {number}/{wanted}), expecting a refusal",
+                         (number - 1) / wanted)  # fmt: skip
+            attempt = await ctx.launch_expecting_failure(bounded)
+            judged.append(_judge(attempt.startup, recipe.id, recipe.expected_error, limit, params))
+            if attempt.log_artifact is not None and attempt.log_artifact not in log_artifacts:
+                log_artifacts.append(attempt.log_artifact)
+            if judged[-1].failures:
+                break  # one attempt that is not the refusal already disproves it
+        failures = [f"attempt {i}: {f}" if len(judged) > 1 else f
+                    for i, j in enumerate(judged, 1) for f in j.failures]  # fmt: skip
+        signatures = {j.signature for j in judged}
+        if not failures and len(signatures) > 1:
             failures.append(
-                f"{recipe.id} became ready after {elapsed:.1f}s and served: the restriction is"
-                " not enforced (a silent fallback or a success, not a refusal)"
+                f"{recipe.id} was refused differently across {len(judged)} attempts"
+                f" ({'; '.join(f'exit {c}: {m!r}' for c, m in sorted(signatures, key=str))}):"
+                " not a stable restriction"
             )
-        elif startup.reason == "timeout":
-            failures.append(
-                f"{recipe.id} neither became ready nor exited within {limit:g}s: a hang, not"
-                " an early failure"
-            )
-        elif elapsed > params.deadline_s:
-            failures.append(
-                f"{recipe.id} failed only after {elapsed:.1f}s, beyond the {params.deadline_s:g}s"
-                " deadline (a slow failure is not fail-fast)"
-            )
-        found, matched = message_findings(
-            text, recipe.expected_error, params.actionable_patterns, f"{recipe.id} server log",
-            params.remedy_patterns,
-        )  # fmt: skip
-        if not startup.became_ready:
-            failures += found
-        tail = [scrub_text(_ANSI.sub("", line)) for line in text.splitlines()[-params.tail_lines :]]
-        evidence = {
-            "recipe": recipe.id, "became_ready": startup.became_ready, "reason": startup.reason,
-            "exit_code": startup.exit_code, "time_to_failure_s": round(elapsed, 3),
-            "deadline_s": params.deadline_s, "readiness_limit_s": limit, "matched": matched,
-            "command": list(redact_command(startup.command)), "log_tail": tail,
+        worst = max(j.elapsed for j in judged)
+        evidence: dict[str, Any] = {
+            "recipe": recipe.id, "expected_error": recipe.expected_error,
+            "attempts_wanted": wanted, "deadline_s": params.deadline_s,
+            "readiness_limit_s": limit, "attempts": [j.evidence for j in judged],
         }  # fmt: skip
-        artifacts: list[Artifact] = [_json_artifact(ctx, evidence, "fail-fast-evidence")]
-        if attempt.log_artifact is not None:
-            artifacts.append(attempt.log_artifact)
-        ok = not startup.became_ready and startup.reason == "exited"
+        artifacts = [_json_artifact(ctx, evidence, "fail-fast-evidence"), *log_artifacts]
+        last = judged[-1]
         measurement = Measurement(
-            name="time_to_failure", value=elapsed, unit="s", bound=params.deadline_s,
-            ok=ok and elapsed <= params.deadline_s,
+            name="time_to_failure", value=worst, unit="s", bound=params.deadline_s,
+            ok=all(j.refused_in_time for j in judged), samples=len(judged),
         )  # fmt: skip
         return CheckOutcome(
             verdict(failures), tuple(failures), measurements=(measurement,),
             artifacts=tuple(artifacts),
-            requested={"recipe": recipe.id, "expect": recipe.expect.value},
-            effective={"reason": startup.reason, "exit_code": startup.exit_code,
-                       "matched_line": matched.get("expected_error")},
+            requested={"recipe": recipe.id, "expect": recipe.expect.value, "attempts": wanted},
+            effective={"reason": last.reason, "exit_code": last.exit_code,
+                       "matched_line": last.matched.get("expected_error"),
+                       "attempts": len(judged), "refusals": len(judged) - sum(
+                           1 for j in judged if j.failures)},
         )  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """One startup attempt, judged on its own."""
+
+    failures: tuple[str, ...]
+    signature: tuple[int | None, str | None]
+    """(exit code, the text ``expected_error`` matched): two refusals agree on both."""
+    elapsed: float
+    reason: str
+    exit_code: int | None
+    refused_in_time: bool
+    matched: dict[str, JsonValue]
+    evidence: dict[str, Any]
+
+
+def _judge(
+    startup: StartupOutcome,
+    recipe_id: str,
+    expected_error: str | None,
+    limit: float,
+    params: FailsFastParams,
+) -> _Judged:
+    text = _log_text(startup.log_path, startup.log_tail)
+    failures: list[str] = []
+    elapsed = startup.elapsed_s
+    code = startup.exit_code
+    crash = crash_line(text)
+    if startup.became_ready:
+        failures.append(
+            f"{recipe_id} became ready after {elapsed:.1f}s and served: the restriction is"
+            " not enforced (a silent fallback or a success, not a refusal)"
+        )
+    elif startup.reason == "timeout":
+        failures.append(
+            f"{recipe_id} neither became ready nor exited within {limit:g}s: a hang, not"
+            " an early failure"
+        )
+    elif code == 0:
+        failures.append(
+            f"{recipe_id} exited with code 0 after {elapsed:.1f}s: a clean exit is not a"
+            " refusal"
+        )
+    elif elapsed > params.deadline_s:
+        failures.append(
+            f"{recipe_id} failed only after {elapsed:.1f}s, beyond the {params.deadline_s:g}s"
+            " deadline (a slow failure is not fail-fast)"
+        )
+    if expected_error is None:
+        found: list[str] = [] if startup.became_ready else [
+            f"{recipe_id} crashed (exit code {code}) and declares no expected_error, so nothing"
+            f" names the restriction; the crash: {crash!r}"
+        ]  # fmt: skip
+        matched: dict[str, JsonValue] = {"expected_error": None}
+    else:
+        found, matched = message_findings(
+            text, expected_error, params.actionable_patterns, f"{recipe_id} server log",
+            params.remedy_patterns,
+        )  # fmt: skip
+        if found and matched.get("expected_error") is None:
+            found[0] += f"; exit code {code}"
+    if not startup.became_ready and startup.reason != "timeout":
+        failures += found
+    hit = re.search(expected_error, text, re.MULTILINE) if expected_error else None
+    tail = [scrub_text(_ANSI.sub("", line)) for line in text.splitlines()[-params.tail_lines :]]
+    evidence: dict[str, Any] = {
+        "became_ready": startup.became_ready, "reason": startup.reason, "exit_code": code,
+        "time_to_failure_s": round(elapsed, 3), "matched": matched,
+        "crash": crash, "failures": failures,
+        "command": list(redact_command(startup.command)), "log_tail": tail,
+    }  # fmt: skip
+    return _Judged(
+        failures=tuple(failures), signature=(code, scrub_text(hit.group(0)) if hit else None),
+        elapsed=elapsed, reason=startup.reason, exit_code=code,
+        refused_in_time=startup.reason == "exited" and elapsed <= params.deadline_s,
+        matched=matched, evidence=evidence,
+    )  # fmt: skip
+
+
 def _log_text(path: Path | None, tail: tuple[str, ...]) -> str:
+    """This attempt's log: a log file reused across attempts is cut at its last launch marker,
+    so one attempt's refusal can never stand in for another's."""
     if path is not None:
         try:
-            return path.read_bytes()[-_LOG_BYTES:].decode("utf-8", errors="replace")
+            text = path.read_bytes()[-_LOG_BYTES:].decode("utf-8", errors="replace")
         except OSError:
             pass
+        else:
+            start = text.rfind(LAUNCH_MARKER)
+            return text[start:] if start >= 0 else text
     return "\n".join(tail)
 
 

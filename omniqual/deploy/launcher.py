@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 
 FailureReason = Literal["exited", "timeout", "port-in-use", "spawn-failed", "already-running"]
 
+LAUNCH_MARKER = "# omniqual launch "
+"""Starts the line the launcher writes into the log before each launch (logs may be reused)."""
+
 _children: dict[int, "subprocess.Popen[bytes]"] = {}
 """Servers this process spawned and has not reaped yet, by pid."""
 
@@ -201,7 +204,7 @@ def launch(recipe: LaunchRecipe, **options: Unpack[LaunchOptions]) -> LaunchedTa
     started_at = datetime.now(UTC)
     start = time.monotonic()
     with log_path.open("ab") as log:
-        log.write(f"# omniqual launch {recipe.id} at {started_at.isoformat()}\n".encode())
+        log.write(f"{LAUNCH_MARKER}{recipe.id} at {started_at.isoformat()}\n".encode())
         log.flush()
         try:
             proc = subprocess.Popen(

@@ -1,6 +1,7 @@
 """fails-fast with real processes through the real launcher: a tiny command that exits with a
-message naming its restriction passes; one that serves instead (python -m http.server on an
-ephemeral port) fails as a silent fallback; one that exits with an unrelated message fails."""
+message naming its restriction passes (twice, into one reused log); one that serves instead
+(python -m http.server on an ephemeral port) fails as a silent fallback; one that exits with an
+unrelated message fails."""
 
 from __future__ import annotations
 
@@ -75,7 +76,9 @@ def test_process_exiting_with_the_restriction_passes(tmp_path: Path) -> None:
     assert 0 < outcome.measurements[0].value < PARAMS.deadline_s
     assert {a.role for a in outcome.artifacts} == {"fail-fast-evidence", "server-log"}
     assert b"requires an accelerator" in sink.blobs["server.log"]
-    assert limits == [30.0]
+    # Two attempts, both refused the same way, each bounded near the deadline.
+    assert limits == [30.0, 30.0]
+    assert outcome.effective["refusals"] == 2
 
 
 def test_process_exiting_with_an_unrelated_message_fails(tmp_path: Path) -> None:
