@@ -5,7 +5,8 @@ the serving model's parameter list (vLLM-Omni's pipeline built on the meta devic
 subprocess, or a deployment-written manifest) through the model's mapping spec
 (``gates/load-mappings/*.yaml``). Every unexpected tensor, missing parameter, incomplete fused
 destination, shape or dtype disagreement, reasonless ignore and corrupt header or index is one
-reason. Evidence: the header inventory, the runtime parameter list and the mapping result.
+reason, and so is an empty runtime parameter list (nothing would be checked). Evidence: the
+header inventory, the runtime parameter list and the mapping result.
 """
 
 import asyncio
@@ -55,6 +56,15 @@ def map_checkpoint(
 ) -> tuple[list[ComponentResult], list[str]]:
     """Per-component results plus the checkpoint-wide findings (index, coverage, skips)."""
     findings: list[str] = []
+    listed = sum(len(c.params) for c in runtime.components) + len(runtime.unowned)
+    if listed == 0:
+        # Nothing to hold the checkpoint to: zero findings would prove nothing (a broken dump,
+        # an empty manifest, or a pipeline built without its modules).
+        findings.append(
+            f"the runtime parameter list of {runtime.pipeline_class} is empty (source"
+            f" {runtime.source}, {len(runtime.components)} component(s)): strict loading was"
+            " not checked"
+        )
     for component in inventory.components:
         findings += component.problems
     results: list[ComponentResult] = []

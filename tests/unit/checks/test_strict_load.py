@@ -171,3 +171,34 @@ def test_many_findings_are_capped_with_a_pointer(tmp_path: Path, checkpoint: Pat
     assert outcome.outcome is GateOutcome.FAILED
     assert len(outcome.reasons) == 3
     assert outcome.reasons[-1] == "... and 3 more (see mapping-result)"
+
+
+def empty_runtime(checkpoint: Path, components: list[dict[str, object]]) -> None:
+    manifest = json.loads((checkpoint / "runtime-params.json").read_text())
+    manifest["components"] = components
+    (checkpoint / "runtime-params.json").write_text(json.dumps(manifest))
+
+
+def test_empty_runtime_parameter_list_fails(tmp_path: Path, checkpoint: Path) -> None:
+    # Every checkpoint folder skipped with a reason and a runtime list with nothing in it: no
+    # tensor was held to anything, so nothing was proven (this used to pass with 0 findings).
+    mapping = copy.deepcopy(toy.MAPPING)
+    mapping["skip_components"] = {
+        "transformer": {"reason": "checked elsewhere"}, "text_encoder": {"reason": "frozen"},
+    }  # fmt: skip
+    toy.write_mapping(tmp_path, mapping)
+    empty_runtime(checkpoint, [])
+    outcome, _ = run(tmp_path, checkpoint)
+    failed_with(outcome, "the runtime parameter list of ToyPipeline is empty (source manifest, 0")
+    assert {m.name: m.value for m in outcome.measurements}["expected_params"] == 0
+
+
+def test_runtime_components_without_any_parameter_fail(tmp_path: Path, checkpoint: Path) -> None:
+    (checkpoint / "transformer").rename(tmp_path / "moved-transformer")
+    (checkpoint / "text_encoder").rename(tmp_path / "moved-text-encoder")
+    empty_runtime(checkpoint, [
+        {"name": "transformer", "subfolder": "transformer", "loader": "vllm-omni",
+         "class_name": "ToyTransformer", "params": []},
+    ])  # fmt: skip
+    outcome, _ = run(tmp_path, checkpoint)
+    failed_with(outcome, "the runtime parameter list of ToyPipeline is empty")
