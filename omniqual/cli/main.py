@@ -6,6 +6,7 @@ import typer
 
 from omniqual import __version__
 from omniqual.cli.env import env_command
+from omniqual.cli.evidence import evidence_app
 from omniqual.cli.gate import gate_app, run_command
 from omniqual.cli.matrix import matrix_app
 from omniqual.cli.report import report_command
@@ -20,6 +21,7 @@ app.command("run")(run_command)
 app.add_typer(gate_app, name="gate")
 app.add_typer(matrix_app, name="matrix")
 app.add_typer(target_app, name="target")
+app.add_typer(evidence_app, name="evidence")
 app.command("report")(report_command)
 app.command("env")(env_command)
 
