@@ -89,6 +89,11 @@ class CompiledRow(BaseModel):
     )
     declared: CellState | None = None
     note: str = ""
+    stale: int = Field(
+        default=0,
+        description="Results on this row ignored as stale (gate spec, contract, mapping or "
+        "pinned revision changed since): evidence to re-measure.",
+    )
 
 
 class CompiledMatrix(BaseModel):

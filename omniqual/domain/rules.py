@@ -8,27 +8,48 @@ Order of the table (first match wins):
 ====  =====================================================================  ===============
  #    condition on the usable evidence                                        state
 ====  =====================================================================  ===============
- 1    validated AND unsupported conditions both hold                           not tested
- 2    every ``requires`` gate's latest conclusive result passed, with           validated
-      artifacts
- 3    a limitation is declared, every ``limited.requires`` gate passed and      limited
-      every ``limited.rejection`` gate passed, all with artifacts
- 4    every ``unsupported_by`` (fail-fast) gate passed, with artifacts         unsupported
- 5    otherwise                                                                not tested
+ 1    every ``unsupported_by`` gate passed AND (every ``requires`` gate        not tested
+      passed, or the declared ``limited`` gates passed): conflicting
+ 2    the results the state would rest on (rows 3-6) differ in a revision      not tested
+      (checkpoint, model revision, vLLM-Omni version/commit, serve config;
+      unknown differs from every known value): mixed evidence
+ 3    every ``requires`` gate's latest usable result passed, with artifacts,    validated
+      and none carries a reproduced contract deviation
+ 4    as 3, but some of those results carry reproduced deviations             limited
+      (the deviations are the limitation)
+ 5    a limitation is declared, every ``limited.requires`` gate passed and      limited
+      every ``limited.rejection`` gate passed, all with artifacts (their
+      reproduced deviations are added to the limitation)
+ 6    every ``unsupported_by`` (fail-fast) gate passed, with artifacts         unsupported
+ 7    otherwise                                                                not tested
 ====  =====================================================================  ===============
 
-Usable evidence: results whose gate version is current, whose revisions match the target, that
-are conclusive (passed/failed) and not startup-only. Per gate only the latest usable result
-counts, so a later failure demotes.
+Usable evidence: conclusive results (passed/failed) whose gate version and spec content hash are
+the current ones (the hash covers the gate spec and every contract or load mapping it reads) and
+whose revisions match every revision the target pins. Per gate only the latest usable result
+counts, so a later failure demotes. Results dropped as stale are counted in ``Derivation.stale``.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from omniqual.domain.outcomes import CellState, GateOutcome
+from omniqual.domain.provenance import REVISION_FIELDS
 
 Revisions = tuple[str | None, ...]
+"""One value per ``REVISION_FIELDS`` entry, None where unknown."""
+
+UNKNOWN_VALUES = frozenset({"", "unknown", "Unknown", "UNKNOWN"})
+"""Recorded spellings of "nobody knows": read as None, never as a revision."""
+
+
+def known_revisions(values: Sequence[str | None]) -> Revisions:
+    """``values`` (one per revision field) with every unknown spelling read as None."""
+    if len(values) != len(REVISION_FIELDS):
+        # A short tuple would match anything a zip() stops short of: never allow one.
+        raise ValueError(f"revisions need one value per field {REVISION_FIELDS}, got {len(values)}")
+    return tuple(None if v in UNKNOWN_VALUES else v for v in values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +64,15 @@ class RowRequirements:
 
 
 @dataclass(frozen=True, slots=True)
+class CurrentGate:
+    """What a result must have been recorded against to be current."""
+
+    version: int
+    spec_sha256: str | None = None
+    """Hash of everything that decides the gate's results (None: compare versions only)."""
+
+
+@dataclass(frozen=True, slots=True)
 class EvidenceItem:
     """The part of a GateResult the rule table reads."""
 
@@ -53,12 +83,21 @@ class EvidenceItem:
     outcome: GateOutcome
     finished_at: datetime
     has_artifacts: bool
-    startup_only: bool = False
-    revisions: Revisions = ()
+    revisions: Revisions
+    """Exactly one value per ``REVISION_FIELDS`` entry (checked): None = unknown."""
+    spec_sha256: str | None = None
+    limitations: tuple[str, ...] = ()
+    """Declared contract deviations this result reproduced."""
     reasons: tuple[str, ...] = ()
     count: int = 1
     """How many recorded results this item stands for (compile keeps only the latest of
     results that differ in nothing the table reads but time)."""
+
+    def __post_init__(self) -> None:
+        if len(self.revisions) != len(REVISION_FIELDS) or any(
+            r in UNKNOWN_VALUES for r in self.revisions
+        ):
+            object.__setattr__(self, "revisions", known_revisions(self.revisions))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,26 +107,40 @@ class Derivation:
     supporting: tuple[str, ...] = field(default=())
     """result ids the state rests on."""
     stale: int = 0
+    """Results ignored because their gate spec, its inputs or a pinned revision changed."""
+    limitation: str | None = None
+    """For a `limited` state: what bounds it (declared, or the reproduced deviations)."""
+
+
+@dataclass(slots=True)
+class _Usable:
+    latest: dict[str, EvidenceItem]
+    notes: list[str]
+    stale: int
 
 
 def _usable(
-    items: Iterable[EvidenceItem],
-    gate_versions: Mapping[str, int],
-    target: Revisions,
-    notes: list[str],
-) -> dict[str, EvidenceItem]:
+    items: Iterable[EvidenceItem], gates: Mapping[str, CurrentGate], target: Revisions
+) -> _Usable:
     latest: dict[str, EvidenceItem] = {}
-    stale = startup = inconclusive = 0
+    old_spec = other_revision = unhashed = inconclusive = 0
+    pinned = any(t is not None for t in target)
     for item in items:
-        current = gate_versions.get(item.gate_id)
-        if current is not None and item.gate_version != current:
-            stale += item.count
-            continue
-        if any(t is not None and t != r for t, r in zip(target, item.revisions, strict=False)):
-            stale += item.count
-            continue
-        if item.startup_only:
-            startup += item.count
+        current = gates.get(item.gate_id)
+        if current is not None:
+            if item.gate_version != current.version:
+                old_spec += item.count
+                continue
+            if current.spec_sha256 is not None:
+                if item.spec_sha256 is None:
+                    unhashed += item.count
+                elif item.spec_sha256 != current.spec_sha256:
+                    old_spec += item.count
+                    continue
+        if pinned and any(
+            t is not None and t != r for t, r in zip(target, item.revisions, strict=True)
+        ):
+            other_revision += item.count
             continue
         if not item.outcome.conclusive:
             inconclusive += item.count
@@ -95,13 +148,18 @@ def _usable(
         held = latest.get(item.gate_id)
         if held is None or item.finished_at >= held.finished_at:
             latest[item.gate_id] = item
-    if stale:
-        notes.append(f"{stale} result(s) ignored as stale (other gate version or revision)")
-    if startup:
-        notes.append(f"{startup} startup-only result(s) never promote")
+    notes: list[str] = []
+    if old_spec:
+        notes.append(f"{old_spec} result(s) ignored as stale (gate spec, contract or mapping "
+                     "changed since)")  # fmt: skip
+    if other_revision:
+        notes.append(f"{other_revision} result(s) ignored as stale (not the pinned revision)")
+    if unhashed:
+        notes.append(f"{unhashed} result(s) without a recorded spec hash, judged by gate "
+                     "version only")  # fmt: skip
     if inconclusive:
         notes.append(f"{inconclusive} invalid/errored/skipped result(s) are not evidence")
-    return latest
+    return _Usable(latest, notes, old_spec + other_revision)
 
 
 def _all_pass(
@@ -123,55 +181,85 @@ def _all_pass(
     return ok
 
 
+def mixed_revisions(items: Sequence[EvidenceItem]) -> str | None:
+    """The reason, when ``items`` were not all measured on the same checkpoint and server."""
+    if len({i.revisions for i in items}) <= 1:
+        return None
+    differing = [
+        index
+        for index in range(len(REVISION_FIELDS))
+        if len({i.revisions[index] for i in items}) > 1
+    ]
+    listed = [
+        f"{i.gate_id} ("
+        + ", ".join(f"{REVISION_FIELDS[k]}={(i.revisions[k] or 'unknown')[:16]}" for k in differing)
+        + ")"
+        for i in sorted(items, key=lambda i: i.gate_id)
+    ]
+    return "evidence from different checkpoints/servers: " + "; ".join(listed)
+
+
+def _deviations(items: Sequence[EvidenceItem]) -> tuple[str, ...]:
+    return tuple(sorted({d for i in items for d in i.limitations}))
+
+
 def derive_state(
     requirements: RowRequirements,
     evidence: Iterable[EvidenceItem],
-    gate_versions: Mapping[str, int],
-    target: Revisions = (),
+    gates: Mapping[str, CurrentGate],
+    target: Revisions | None = None,
 ) -> Derivation:
     """Derive one row's state. ``target`` holds the pinned revisions (None = unpinned)."""
-    notes: list[str] = []
-    latest = _usable(evidence, gate_versions, target, notes)
+    pins = known_revisions(target) if target is not None else (None,) * len(REVISION_FIELDS)
+    usable = _usable(evidence, gates, pins)
+    latest, notes, stale = usable.latest, usable.notes, usable.stale
 
-    def support(gates: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(latest[g].result_id for g in gates)
+    def items(names: tuple[str, ...]) -> tuple[EvidenceItem, ...]:
+        return tuple(latest[g] for g in names)
+
+    def claim(
+        state: CellState, names: tuple[str, ...], reason: str | None, limitation: str | None = None
+    ) -> Derivation:
+        behind = items(names)
+        mix = mixed_revisions(behind)
+        if mix is not None:
+            return Derivation(CellState.NOT_TESTED, (mix, *notes), stale=stale)
+        head = (reason,) if reason else ()
+        supporting = tuple(i.result_id for i in behind)
+        return Derivation(state, (*head, *notes), supporting, stale, limitation)
 
     gaps_validated: list[str] = []
     validated = _all_pass(requirements.requires, latest, gaps_validated)
     gaps_unsupported: list[str] = []
     unsupported = _all_pass(requirements.unsupported_by, latest, gaps_unsupported)
-    if validated and unsupported:
-        return Derivation(
-            CellState.NOT_TESTED,
-            (
-                "conflicting evidence: the row both passed its gates and was shown to be rejected",
-                *notes,
-            ),
-        )
-    if validated:
-        return Derivation(CellState.VALIDATED, tuple(notes), support(requirements.requires))
     gaps_limited: list[str] = []
-    if requirements.limitation:
-        subset = _all_pass(requirements.limited_requires, latest, gaps_limited)
-        rejection = _all_pass(requirements.limited_rejection, latest, gaps_limited)
-        if subset and rejection:
-            gates = requirements.limited_requires + requirements.limited_rejection
-            return Derivation(
-                CellState.LIMITED,
-                (f"limitation: {requirements.limitation}", *notes),
-                support(gates),
-            )
+    limited_gates = requirements.limited_requires + requirements.limited_rejection
+    limited = bool(requirements.limitation) and (
+        _all_pass(requirements.limited_requires, latest, gaps_limited)
+        & _all_pass(requirements.limited_rejection, latest, gaps_limited)
+    )
+    if unsupported and (validated or limited):
+        what = "passed its gates" if validated else "passed its limited gates"
+        why = f"conflicting evidence: the row both {what} and was shown to be rejected"
+        return Derivation(CellState.NOT_TESTED, (why, *notes), stale=stale)
+    if validated:
+        deviations = _deviations(items(requirements.requires))
+        if not deviations:
+            return claim(CellState.VALIDATED, requirements.requires, None)
+        text = "; ".join(deviations)
+        return claim(CellState.LIMITED, requirements.requires, f"limitation: {text}", text)
+    if limited:
+        assert requirements.limitation is not None
+        text = "; ".join((requirements.limitation, *_deviations(items(limited_gates))))
+        return claim(CellState.LIMITED, limited_gates, f"limitation: {text}", text)
     if unsupported:
         proof = ", ".join(requirements.unsupported_by)
-        return Derivation(
-            CellState.UNSUPPORTED,
-            (f"refused early with an actionable error, as proven by: {proof}", *notes),
-            support(requirements.unsupported_by),
-        )
+        why = f"refused early with an actionable error, as proven by: {proof}"
+        return claim(CellState.UNSUPPORTED, requirements.unsupported_by, why)
     reasons = list(gaps_validated)
     if requirements.limitation:
         reasons += [f"limited: {gap}" for gap in gaps_limited]
     reasons += [f"unsupported: {gap}" for gap in gaps_unsupported]
     if not reasons:
         reasons = ["no gate is required for this row"]
-    return Derivation(CellState.NOT_TESTED, (*reasons, *notes))
+    return Derivation(CellState.NOT_TESTED, (*reasons, *notes), stale=stale)

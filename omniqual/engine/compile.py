@@ -1,15 +1,24 @@
 """Compile a matrix: every planned row's state, derived by the rule table from recorded results."""
 
 import gc
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from omniqual.domain.matrix import CompiledMatrix, CompiledRow, EvidenceRef
+from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.provenance import REVISION_FIELDS, Provenance
 from omniqual.domain.result import GateResult
-from omniqual.domain.rules import EvidenceItem, Revisions, RowRequirements, derive_state
+from omniqual.domain.rules import (
+    UNKNOWN_VALUES,
+    CurrentGate,
+    EvidenceItem,
+    Revisions,
+    RowRequirements,
+    derive_state,
+)
 from omniqual.engine.digest import ProvenanceDigest, ResultDigest
 from omniqual.specs.matrix import LoadedMatrix, PlannedRow
 
@@ -33,13 +42,15 @@ def requirements_of(row: PlannedRow) -> RowRequirements:
     )
 
 
+_REVISIONS = operator.attrgetter(*REVISION_FIELDS)
+
+
 def _revisions(provenance: Provenance | ProvenanceDigest) -> Revisions:
-    return (
-        provenance.model_revision,
-        provenance.checkpoint_sha256,
-        provenance.vllm_omni_version,
-        provenance.vllm_omni_commit,
-    )
+    """The recorded revisions, "unknown" (as a URL target may report) read as None."""
+    values: Revisions = _REVISIONS(provenance)
+    if any(v in UNKNOWN_VALUES for v in values):
+        return tuple(None if v in UNKNOWN_VALUES else v for v in values)
+    return values
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,49 +62,45 @@ class _Held:
     link: str
 
 
+_LEGACY_STARTUP = ("startup-only result (an older record): never promotes",)
+
+
 def _hold(located: LocatedResult, count: int) -> _Held:
     r = located.result
+    # Results of older releases may be flagged startup-only; they were never meant to promote.
+    outcome, reasons = (GateOutcome.SKIPPED, _LEGACY_STARTUP) if r.startup_only else (
+        r.outcome, r.reasons[:3])  # fmt: skip
     item = EvidenceItem(
         result_id=r.result_id,
         run_id=r.run_id,
         gate_id=r.gate_id,
         gate_version=r.gate_version,
-        outcome=r.outcome,
+        outcome=outcome,
         finished_at=r.finished_at,
         has_artifacts=bool(r.artifacts),
-        startup_only=r.startup_only,
         revisions=_revisions(r.provenance),
-        reasons=r.reasons[:3],
+        spec_sha256=r.gate_spec_sha256,
+        limitations=r.limitations,
+        reasons=reasons,
         count=count,
     )
     return _Held(item, tuple(a.sha256 for a in r.artifacts), located.link)
 
 
-Bucket = tuple[str, int, Revisions, bool, bool]
+Bucket = tuple[str, int, str | None, Revisions, tuple[str, ...], bool]
 
 
 def _bucket(located: LocatedResult) -> Bucket:
     """Results the rule table cannot tell apart except by time: only the latest of each
     bucket can ever decide a state, so compile keeps that one and a count of the rest."""
     r = located.result
-    return (r.gate_id, r.gate_version, _revisions(r.provenance), r.startup_only,
-            r.outcome.conclusive)  # fmt: skip
-
-
-def _target(pinned: Provenance, held: Sequence[_Held]) -> Revisions:
-    """Pinned revisions, completed from the newest conclusive result on the row: evidence from
-    an older checkpoint or vLLM-Omni than the newest one seen is stale."""
-    conclusive = [h.item for h in held if h.item.outcome.conclusive]
-    newest = max(conclusive, key=lambda i: i.finished_at, default=None)
-    seen = newest.revisions if newest else (None,) * len(REVISION_FIELDS)
-    return tuple(
-        pin if pin is not None else now for pin, now in zip(_revisions(pinned), seen, strict=True)
-    )
+    return (r.gate_id, r.gate_version, r.gate_spec_sha256, _revisions(r.provenance),
+            r.limitations, r.outcome.conclusive and not r.startup_only)  # fmt: skip
 
 
 def compile_matrix(
     matrix: LoadedMatrix,
-    gate_versions: Mapping[str, int],
+    gates: Mapping[str, CurrentGate],
     results: Iterable[LocatedResult],
     *,
     evidence_dirs: Sequence[Path] = (),
@@ -125,8 +132,7 @@ def compile_matrix(
         if collecting:
             gc.enable()
     rows = [
-        _compile_row(row, list(by_row[str(row.key)].values()), matrix, gate_versions)
-        for row in matrix.rows
+        _compile_row(row, list(by_row[str(row.key)].values()), matrix, gates) for row in matrix.rows
     ]
     rows.sort(key=lambda r: r.key)
     return CompiledMatrix(
@@ -144,15 +150,13 @@ def _compile_row(
     row: PlannedRow,
     held: list[_Held],
     matrix: LoadedMatrix,
-    gate_versions: Mapping[str, int],
+    gates: Mapping[str, CurrentGate],
 ) -> CompiledRow:
     requirements = requirements_of(row)
-    derivation = derive_state(
-        requirements,
-        (h.item for h in held),
-        gate_versions,
-        _target(matrix.definition.target, held),
-    )
+    # Only what the matrix pins: unpinned revisions are never completed from some result, the
+    # rule table instead demands that the results behind a state agree on all of them.
+    target = _revisions(matrix.definition.target)
+    derivation = derive_state(requirements, (h.item for h in held), gates, target)
     by_id = {h.item.result_id: h for h in held}
     evidence = tuple(
         EvidenceRef(
@@ -174,9 +178,14 @@ def _compile_row(
         state=derivation.state,
         reasons=derivation.reasons,
         required_gates=requirements.requires,
-        limitation=requirements.limitation,
+        limitation=(
+            derivation.limitation
+            if derivation.state is CellState.LIMITED
+            else requirements.limitation
+        ),
         evidence=evidence,
         gate_outcomes={gate: i.outcome.value for gate, i in sorted(latest.items())},
         declared=row.spec.declared,
         note=row.spec.note,
+        stale=derivation.stale,
     )

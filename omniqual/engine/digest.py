@@ -32,6 +32,7 @@ class ProvenanceDigest(BaseModel):
     checkpoint_sha256: str | None = None
     vllm_omni_version: str | None = None
     vllm_omni_commit: str | None = None
+    serve_config_sha256: str | None = None
 
 
 class ResultDigest(BaseModel):
@@ -41,9 +42,11 @@ class ResultDigest(BaseModel):
     run_id: str
     gate_id: str
     gate_version: int
+    gate_spec_sha256: str | None = None
     row: str
     outcome: GateOutcome
     reasons: tuple[str, ...] = ()
+    limitations: tuple[str, ...] = ()
     startup_only: bool = False
     artifacts: tuple[ArtifactDigest, ...] = ()
     provenance: ProvenanceDigest = Field(default_factory=ProvenanceDigest)

@@ -100,8 +100,9 @@ async def run_gate(
         row=str(job.row),
         outcome=outcome.outcome,
         reasons=outcome.reasons,
-        startup_only=outcome.startup_only or spec.startup_only,
         limitations=outcome.limitations,
+        # startup_only stays False: whether a gate promotes a row is the matrix's `requires` /
+        # `unsupported_by`, so a second, per-result switch would only hide evidence.
         target=target.label or target.url or "",
         command=redact_command(command),
         requested=dict(outcome.requested),

@@ -4,15 +4,17 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from omniqual.domain.matrix import CompiledMatrix
+from omniqual.domain.rules import CurrentGate
 from omniqual.engine.compile import LocatedResult, compile_matrix
 from omniqual.engine.digest import iter_run_digests
-from omniqual.specs.gates import LoadedGate, load_gates
+from omniqual.engine.gate_runner import check_params
+from omniqual.specs.gates import LoadedGate, decision_sha256, load_gates, named_inputs
 from omniqual.specs.matrix import LoadedMatrix, load_catalog, load_matrix
 from omniqual.specs.project import ProjectPaths, find_project
 from omniqual.specs.source import SpecError, SpecProblem
@@ -27,13 +29,36 @@ class ProjectMatrix:
     def gate_versions(self) -> dict[str, int]:
         return {gate_id: gate.spec.version for gate_id, gate in self.gates.items()}
 
+    def current_gates(self) -> dict[str, CurrentGate]:
+        """Per gate, the version and content hash a result must carry to be current."""
+        return {
+            gate_id: CurrentGate(gate.spec.version, gate.sha256)
+            for gate_id, gate in self.gates.items()
+        }
+
 
 def load_project_matrix(path: Path) -> ProjectMatrix:
     """The matrix at ``path`` checked against its project's axes and gates."""
     project = find_project(path.resolve().parent)
     catalog = load_catalog(project.axes_file)
-    gates = load_gates(project.gates, catalog)
+    gates = {
+        gate_id: with_check_inputs(gate, project.root)
+        for gate_id, gate in load_gates(project.gates, catalog, project.root).items()
+    }
     return ProjectMatrix(project, load_matrix(path, gates), gates)
+
+
+def with_check_inputs(gate: LoadedGate, root: Path) -> LoadedGate:
+    """``gate`` with the inputs its check reads by default (params its file leaves out, such
+    as a default contracts directory) hashed in too, so the spec hash covers them as well."""
+    try:
+        params = check_params(gate).model_dump(mode="json")
+    except SpecError:  # unknown kind or bad params: running it fails the same way
+        return gate
+    inputs = named_inputs(params, root.resolve())
+    if inputs == gate.inputs:
+        return gate
+    return replace(gate, sha256=decision_sha256(gate.path, inputs, root.resolve()), inputs=inputs)
 
 
 def collect_results(dirs: Sequence[Path], relative_to: Path) -> Iterator[LocatedResult]:
@@ -51,7 +76,7 @@ def compile_from_dirs(
 ) -> CompiledMatrix:
     anchor = (output.parent if output else Path.cwd()).resolve()
     results = collect_results([d.resolve() for d in dirs], anchor)
-    return compile_matrix(loaded.matrix, loaded.gate_versions(), results, evidence_dirs=dirs)
+    return compile_matrix(loaded.matrix, loaded.current_gates(), results, evidence_dirs=dirs)
 
 
 def declared_state_problems(loaded: ProjectMatrix, dirs: Sequence[Path]) -> list[SpecProblem]:

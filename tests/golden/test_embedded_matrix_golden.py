@@ -24,6 +24,13 @@ SD3 = (
     "output_transport=b64-json"
 )
 BASE = SD3.format(ex="serial/1", q="none", off="resident")
+QWEN = (
+    "model=qwen-image-tiny;task=t2i;api_mode=images-generations;execution=serial/1;"
+    "shape_schedule=default;attention_backend=sdpa;packed_layout=padded;cache_policy=none;"
+    "quantization=none;offload=resident;topology=1-device;hardware=cpu-x86_64-2core;dtype=bf16;"
+    "output_transport=b64-json"
+)
+DEVIATION = "negative_prompt='' accepted (declared deviation of vLLM-Omni 0.30)"
 STEP = SD3.format(ex="step/1", q="none", off="resident")
 FP8 = SD3.format(ex="serial/1", q="fp8-online-dit", off="resident")
 
@@ -40,21 +47,35 @@ def test_embedded_matrix_renders_as_recorded(tmp_path: Path) -> None:
         result(writer, "soak", BASE, O.PASSED, provenance=at),
         result(writer, "fails-fast", STEP, O.PASSED, provenance=at),
         result(writer, "fails-fast", FP8, O.FAILED, reasons=("it served",), provenance=at),
+        result(writer, "api-contract", QWEN, O.PASSED, provenance=at).model_copy(
+            update={"limitations": (DEVIATION,)}
+        ),
+        result(writer, "strict-load", QWEN, O.PASSED, provenance=at),
+        result(writer, "abort", QWEN, O.PASSED, provenance=at),
+        result(writer, "soak", QWEN, O.PASSED, provenance=at),
     ]
     # Result ids are random; the golden file pins them so links stay stable.
-    versions = loaded.gate_versions()
+    current = loaded.current_gates()
     pinned = [
-        r.model_copy(update={"result_id": f"result-{i}", "gate_version": versions[r.gate_id]})
+        r.model_copy(
+            update={
+                "result_id": f"result-{i}",
+                "gate_version": current[r.gate_id].version,
+                "gate_spec_sha256": current[r.gate_id].spec_sha256,
+            }
+        )
         for i, r in enumerate(recorded)
     ]
     located = [LocatedResult(r, f"runs/run-golden/journal.jsonl#{r.result_id}") for r in pinned]
-    compiled = compile_matrix(
-        loaded.matrix, loaded.gate_versions(), located, now=datetime(2026, 1, 1, tzinfo=UTC)
-    )
+    compiled = compile_matrix(loaded.matrix, current, located, now=datetime(2026, 1, 1, tzinfo=UTC))
     states = {row.key: row.state.value for row in compiled.rows}
     assert states[BASE] == "validated"
     assert states[STEP] == "unsupported"
     assert states[FP8] == "not tested"
+    # A row whose gates pass while reproducing a declared contract deviation is `limited`.
+    assert states[QWEN] == "limited"
+    qwen = next(row for row in compiled.rows if row.key == QWEN)
+    assert qwen.limitation == DEVIATION
     for fmt in ("md", "html"):
         text = render_matrix(compiled, fmt)
         path = GOLDEN / f"matrix.{fmt}"

@@ -5,11 +5,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from omniqual.domain.outcomes import CellState, GateOutcome
-from omniqual.domain.rules import EvidenceItem, RowRequirements, derive_state
+from omniqual.domain.rules import CurrentGate, EvidenceItem, RowRequirements, derive_state
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 P, F = GateOutcome.PASSED, GateOutcome.FAILED
-VERSIONS = {"contract": 1, "load": 1, "reject": 1, "subset": 1, "ff": 1}
+VERSIONS = {g: CurrentGate(1, f"spec-{g}") for g in ("contract", "load", "reject", "subset", "ff")}
+REV = ("rev1", "ck1", "0.30.0", None, "cfg1")
 FULL = RowRequirements(requires=("contract", "load"))
 LIMITED = RowRequirements(
     requires=("contract", "load"),
@@ -29,14 +30,15 @@ def item(gate: str, outcome: GateOutcome = P, minute: int = 0, **kw: object) -> 
         "outcome": outcome,
         "finished_at": T0 + timedelta(minutes=minute),
         "has_artifacts": True,
-        "revisions": ("rev1", "ck1", "0.30.0", None),
+        "revisions": REV,
+        "spec_sha256": f"spec-{gate}",
     }
     fields.update(kw)
     return EvidenceItem(**fields)  # type: ignore[arg-type]
 
 
 def state(
-    req: RowRequirements, *items: EvidenceItem, target: tuple[str | None, ...] = ()
+    req: RowRequirements, *items: EvidenceItem, target: tuple[str | None, ...] | None = None
 ) -> CellState:
     return derive_state(req, items, VERSIONS, target).state
 
@@ -67,31 +69,21 @@ def test_no_required_gates_never_validates() -> None:
     assert state(RowRequirements(), item("contract")) is CellState.NOT_TESTED
 
 
-def test_startup_only_never_promotes() -> None:
-    got = derive_state(
-        FULL, [item("contract", startup_only=True), item("load", startup_only=True)], VERSIONS
-    )
-    assert got.state is CellState.NOT_TESTED
-    assert any("startup-only" in r for r in got.reasons)
-
-
 def test_stale_gate_version_does_not_count() -> None:
     got = derive_state(FULL, [item("contract", gate_version=0), item("load")], VERSIONS)
     assert got.state is CellState.NOT_TESTED
     assert any("stale" in r for r in got.reasons)
 
 
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1, 2, 4])
 def test_stale_revision_does_not_count(index: int) -> None:
-    target: list[str | None] = ["rev1", "ck1", "0.30.0", None]
+    target: list[str | None] = list(REV)
     target[index] = "other"
     assert state(FULL, item("contract"), item("load"), target=tuple(target)) is CellState.NOT_TESTED
 
 
 def test_matching_pinned_revision_counts() -> None:
-    assert state(FULL, item("contract"), item("load"), target=("rev1", "ck1", "0.30.0", None)) is (
-        CellState.VALIDATED
-    )
+    assert state(FULL, item("contract"), item("load"), target=REV) is CellState.VALIDATED
 
 
 def test_later_failure_demotes() -> None:
@@ -140,7 +132,6 @@ def test_full_evidence_beats_limited() -> None:
 def test_unsupported_needs_passing_fail_fast() -> None:
     assert state(UNSUPPORTED, item("ff")) is CellState.UNSUPPORTED
     assert state(UNSUPPORTED, item("ff", F)) is CellState.NOT_TESTED
-    assert state(UNSUPPORTED, item("ff", startup_only=True)) is CellState.NOT_TESTED
     assert state(UNSUPPORTED, item("ff", has_artifacts=False)) is CellState.NOT_TESTED
 
 
@@ -172,3 +163,119 @@ def test_failure_reason_is_reported() -> None:
 def test_unknown_gate_versions_are_not_stale() -> None:
     got = derive_state(FULL, [item("contract"), item("load")], {})
     assert got.state is CellState.VALIDATED
+
+
+# --- one row's state never mixes checkpoints or servers (issue 8, item 2) ----------------------
+
+CK_A = ("rev1", "ck-a", "0.30.0", None, "cfg1")
+CK_B = ("rev1", "ck-b", "0.30.0", None, "cfg1")
+UNKNOWN = (None, None, None, None, None)
+
+
+def test_passes_on_two_checkpoints_never_combine() -> None:
+    got = derive_state(FULL, [item("contract", revisions=CK_A), item("load", revisions=CK_B)], {})
+    assert got.state is CellState.NOT_TESTED
+    assert got.reasons[0].startswith("evidence from different checkpoints/servers: ")
+    assert "contract (checkpoint_sha256=ck-a)" in got.reasons[0]
+    assert "load (checkpoint_sha256=ck-b)" in got.reasons[0]
+    assert got.supporting == ()
+
+
+def test_unknown_revisions_never_combine_with_known_ones() -> None:
+    got = derive_state(
+        FULL, [item("contract", revisions=CK_A), item("load", revisions=UNKNOWN)], {}
+    )
+    assert got.state is CellState.NOT_TESTED
+    assert "load (model_revision=unknown, checkpoint_sha256=unknown" in got.reasons[0]
+    # ... and a later pass on the same, known, checkpoint restores the row.
+    again = [item("contract", revisions=CK_A), item("load", revisions=UNKNOWN),
+             item("load", minute=5, revisions=CK_A)]  # fmt: skip
+    assert derive_state(FULL, again, {}).state is CellState.VALIDATED
+
+
+def test_the_literal_unknown_is_no_revision() -> None:
+    reported = ("unknown", "unknown", "unknown", "unknown", "unknown")
+    got = derive_state(
+        FULL, [item("contract", revisions=reported), item("load", revisions=UNKNOWN)], {}
+    )
+    assert got.state is CellState.VALIDATED
+    pinned = ("rev1", None, None, None, None)
+    assert state(FULL, item("contract", revisions=reported), item("load"), target=pinned) is (
+        CellState.NOT_TESTED
+    )
+
+
+def test_mixed_proof_of_rejection_is_not_unsupported() -> None:
+    req = RowRequirements(unsupported_by=("ff", "reject"))
+    got = derive_state(req, [item("ff", revisions=CK_A), item("reject", revisions=CK_B)], {})
+    assert got.state is CellState.NOT_TESTED
+    assert "different checkpoints/servers" in got.reasons[0]
+
+
+# --- dead mechanisms (item 12) --------------------------------------------------------------
+
+
+def test_revisions_must_name_every_field() -> None:
+    with pytest.raises(ValueError, match="one value per field"):
+        item("contract", revisions=())
+    with pytest.raises(ValueError, match="one value per field"):
+        derive_state(FULL, [item("contract"), item("load")], {}, target=())
+
+
+def test_stale_results_are_counted() -> None:
+    got = derive_state(
+        FULL, [item("contract", gate_version=0), item("load", revisions=CK_B), item("load")],
+        VERSIONS, REV,
+    )  # fmt: skip
+    assert got.stale == 2
+
+
+# --- staleness follows content (item 4) -----------------------------------------------------
+
+
+def test_changed_spec_content_is_stale() -> None:
+    got = derive_state(FULL, [item("contract", spec_sha256="edited"), item("load")], VERSIONS)
+    assert got.state is CellState.NOT_TESTED
+    assert any("gate spec, contract or mapping changed" in r for r in got.reasons)
+    assert got.stale == 1
+
+
+def test_results_without_a_spec_hash_are_judged_by_version_and_say_so() -> None:
+    got = derive_state(FULL, [item("contract", spec_sha256=None), item("load")], VERSIONS)
+    assert got.state is CellState.VALIDATED
+    assert "1 result(s) without a recorded spec hash, judged by gate version only" in got.reasons
+
+
+# --- reproduced deviations make a row limited (item 8) --------------------------------------
+
+
+def test_reproduced_deviations_make_the_row_limited() -> None:
+    deviations = ("n=0 accepted (declared deviation)", "size 1x1 accepted")
+    got = derive_state(FULL, [item("contract", limitations=deviations), item("load")], VERSIONS)
+    assert got.state is CellState.LIMITED
+    assert got.limitation == "n=0 accepted (declared deviation); size 1x1 accepted"
+    assert got.reasons[0] == f"limitation: {got.limitation}"
+    assert set(got.supporting) == {"contract-0-passed", "load-0-passed"}
+
+
+def test_declared_limitation_carries_the_deviations_of_its_evidence() -> None:
+    got = derive_state(LIMITED, [item("subset", limitations=("seed ignored",)), item("reject")],
+                       VERSIONS)  # fmt: skip
+    assert got.state is CellState.LIMITED
+    assert got.limitation == "up to 256x256 only; seed ignored"
+
+
+def test_limited_with_a_passing_rejection_proof_is_conflicting() -> None:
+    req = RowRequirements(
+        requires=("contract",), limitation="small only", limited_requires=("subset",),
+        limited_rejection=("reject",), unsupported_by=("ff",),
+    )  # fmt: skip
+    got = derive_state(req, [item("subset"), item("reject"), item("ff")], {})
+    assert got.state is CellState.NOT_TESTED
+    assert got.reasons[0].startswith("conflicting evidence")
+
+
+def test_deviations_with_a_passing_rejection_proof_are_conflicting() -> None:
+    got = derive_state(UNSUPPORTED, [item("contract", limitations=("x",)), item("ff")], VERSIONS)
+    assert got.state is CellState.NOT_TESTED
+    assert "conflicting" in got.reasons[0]
