@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from omniqual.client.decoding import (
     decode_data_url,
@@ -62,6 +62,15 @@ from omniqual.client.schemas import (
 logger = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class ServerVersion(BaseModel):
+    """``GET /version``: vLLM's own release in ``version`` (vLLM-Omni mounts vLLM's route);
+    any other key a build adds (e.g. ``vllm_omni_version``) is kept."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    version: str | None = None
 
 
 class _NoBody:
@@ -248,6 +257,20 @@ class OmniClient:
 
     async def models(self) -> ModelList:
         return parse_model(ModelList, require_ok(await self.send_raw("GET", "/v1/models")))
+
+    async def version(self) -> ServerVersion:
+        return parse_model(ServerVersion, require_ok(await self.send_raw("GET", "/version")))
+
+    async def route_exists(self, path: str) -> bool | None:
+        """Whether the server has a route at ``path``, asked with ``OPTIONS`` (no handler runs,
+        nothing is created): 404 means no route; 405 or any answer of the route means one;
+        a server error says nothing (None)."""
+        raw = await self.send_raw("OPTIONS", path)
+        if raw.status == 404:
+            return False
+        if raw.status >= 500:
+            return None
+        return True
 
     async def metrics_text(self) -> str:
         return require_ok(await self.send_raw("GET", "/metrics")).body.decode("utf-8", "replace")

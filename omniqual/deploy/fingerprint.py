@@ -14,13 +14,14 @@ import os
 import platform
 import socket
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import psutil
 
 import omniqual
+from omniqual.domain.provenance import HARNESS_HOST
 from omniqual.domain.run import EnvironmentFingerprint, GpuInfo
 
 logger = logging.getLogger(__name__)
@@ -41,8 +42,13 @@ KEY_PACKAGES: tuple[str, ...] = (
 _GIT_TIMEOUT_S = 5.0
 
 
-def collect_fingerprint(packages: Sequence[str] = KEY_PACKAGES) -> EnvironmentFingerprint:
-    """Describe this host and software stack (no exception escapes for a missing part)."""
+def collect_fingerprint(
+    packages: Sequence[str] = KEY_PACKAGES, *, target_hosts: Mapping[str, str] | None = None
+) -> EnvironmentFingerprint:
+    """Describe this host and software stack (no exception escapes for a missing part).
+
+    Everything is read on the harness host. ``target_hosts`` says, per target of the run, whether
+    that is where it ran (``harness-host``, launched here) or not (``not-visible``, a URL)."""
     commit, dirty = git_state(Path(omniqual.__file__).resolve().parent)
     return EnvironmentFingerprint(
         hostname_hash=hashlib.sha256(socket.gethostname().encode()).hexdigest(),
@@ -58,6 +64,8 @@ def collect_fingerprint(packages: Sequence[str] = KEY_PACKAGES) -> EnvironmentFi
         omniqual_version=_version("omniqual") or omniqual.__version__,
         git_commit=commit,
         git_dirty=dirty,
+        describes=HARNESS_HOST,
+        target_hosts=dict(target_hosts or {}),
     )
 
 

@@ -11,6 +11,17 @@ REVISION_FIELDS: tuple[str, ...] = (
 )
 """Fields that make evidence stale when they differ from the matrix's target revision."""
 
+UNKNOWN = "unknown"
+"""A deployment fact the harness looked for and could not establish (a URL server that does not
+report its vLLM-Omni version, a checkpoint on another host). It is a value, not a wildcard: it
+never equals a known revision, so evidence at an unknown revision never combines with evidence at
+a known one. ``None`` is only ever a record written before a field existed."""
+
+HARNESS_HOST = "harness-host"
+"""A target launched on the host omniqual runs on: the run's fingerprint describes it."""
+NOT_VISIBLE = "not-visible"
+"""A target given by URL: the harness cannot see the host it runs on."""
+
 
 class Provenance(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -34,6 +45,17 @@ class Provenance(BaseModel):
         default=None,
         description="Where the deployment facts came from: 'launched' (the environment that "
         "ran the server) or 'reported' (what a URL deployment answered), else unknown.",
+    )
+    vllm_version: str | None = Field(
+        default=None,
+        description="The vLLM release under vLLM-Omni (a URL server's GET /version reports "
+        "this one, not vLLM-Omni's).",
+    )
+    target_host: str | None = Field(
+        default=None,
+        description="Where the deployment ran: 'harness-host' (launched here; the run's "
+        "environment fingerprint describes it) or 'not-visible' (a URL; the harness cannot "
+        "see that host).",
     )
     omniqual_version: str | None = None
     omniqual_commit: str | None = None

@@ -37,6 +37,15 @@ class EnvironmentFingerprint(BaseModel):
     omniqual_version: str
     git_commit: str | None = None
     git_dirty: bool | None = None
+    describes: str = Field(
+        default="harness-host",
+        description="The host every field above was read on: always the host omniqual ran on.",
+    )
+    target_hosts: dict[str, str] = Field(
+        default_factory=dict,
+        description="target (recipe id or URL) -> 'harness-host' when it was launched on this "
+        "host, 'not-visible' for a URL deployment (the harness cannot see that host).",
+    )
 
 
 class RunStarted(BaseModel):

@@ -13,8 +13,8 @@ from omniqual.checks.registry import resolve
 from omniqual.deploy.fingerprint import collect_fingerprint
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.domain.provenance import Provenance
-from omniqual.domain.recipe import LaunchRecipe
+from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE, Provenance
+from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine.events import GateSkippedAsDone, Observer, TargetReady, TargetStarting, ignore
 from omniqual.engine.gate_runner import GateJob, check_params, run_gate
@@ -59,13 +59,13 @@ async def run_campaign(
     plan = make_plan(project_matrix, recipes, loaded.selector, loaded.campaign.gates)
     for gate in {item.gate.spec.id: item.gate for w in plan.work for item in w.items}.values():
         check_params(gate)  # every spec problem surfaces before anything is launched
+    work = [(recipes[w.recipe_id], list(w.items)) for w in plan.work]
     if resume is not None:
         writer = RunWriter.resume(resume)
     else:
-        writer = RunWriter.create(
-            loaded.evidence_root, command=command, environment=collect_fingerprint()
-        )
-    work = [(recipes[w.recipe_id], list(w.items)) for w in plan.work]
+        hosts = target_hosts([r for r, _ in work], loaded.campaign.targets)
+        environment = collect_fingerprint(target_hosts=hosts)
+        writer = RunWriter.create(loaded.evidence_root, command=command, environment=environment)
     with writer:
         skipped = await run_plan(
             work, writer, root=project_matrix.project.root, command=command, observe=observe,
@@ -74,6 +74,16 @@ async def run_campaign(
         results = writer.results
     compiled = compile_from_dirs(project_matrix, [loaded.evidence_root], None)
     return CampaignOutcome(writer.run_dir, results, skipped, compiled, plan.unplanned_rows)
+
+
+def target_hosts(recipes: Sequence[LoadedRecipe], urls: Mapping[str, str] | None) -> dict[str, str]:
+    """Per target of a run: launched on the harness host, or a URL whose host it cannot see."""
+    return {
+        r.recipe.id: NOT_VISIBLE
+        if r.recipe.kind is RecipeKind.URL or r.recipe.id in (urls or {})
+        else HARNESS_HOST
+        for r in recipes
+    }
 
 
 async def run_plan(
@@ -113,7 +123,7 @@ async def _run_recipe(
     observe: Observer,
     seed: int,
 ) -> None:
-    prepared = prepare_model(recipe.recipe, base)
+    prepared = prepare_model(recipe.recipe, base, recipe.directory)
     needs = {item.gate.spec.id: resolve(item.gate.spec.kind).needs for item in items}
     offline = [i for i in items if needs[i.gate.spec.id] != "server"]
     online = [i for i in items if needs[i.gate.spec.id] == "server"]
@@ -123,9 +133,9 @@ async def _run_recipe(
         return
     observe(TargetStarting(recipe.recipe.id))
     async with served(recipe, prepared, writer, url) as target:
-        observe(TargetReady(recipe.recipe.id, target.url or "", 0.0))
+        observe(TargetReady(recipe.recipe.id, target.info.url or "", 0.0))
         for item in online:
-            job = GateJob(item.gate, item.row, target, prepared.provenance)
+            job = GateJob(item.gate, item.row, target.info, target.provenance)
             await run_gate(job, writer, project_root=root, command=command, observe=observe,
                            seed=seed)  # fmt: skip
 

@@ -3,11 +3,16 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from omniqual.deploy.launcher import placeholder_values
+from omniqual.deploy.serve_config import serve_config_sha256
 from omniqual.domain.axes import RowKey, Selector
+from omniqual.domain.matrix import RowSpec
+from omniqual.domain.recipe import RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine.matrix_service import ProjectMatrix
+from omniqual.engine.served_identity import REQUEST_AXES, bundled_checkpoint_name
 from omniqual.specs.gates import LoadedGate
-from omniqual.specs.recipes import RecipeBook
+from omniqual.specs.recipes import LoadedRecipe, RecipeBook
 from omniqual.specs.source import SpecError, SpecProblem
 
 
@@ -28,6 +33,8 @@ class Plan:
     work: tuple[RecipeWork, ...]
     unplanned_rows: tuple[str, ...]
     """Rows the selection matched that have no recipe: they stay `not tested`."""
+    notes: tuple[str, ...] = ()
+    """Findings that are not errors (recipes whose serve configurations are one and the same)."""
 
     @property
     def size(self) -> int:
@@ -36,6 +43,14 @@ class Plan:
 
 def gates_for_row(spec_gates: Sequence[str], only: Sequence[str]) -> list[str]:
     return [g for g in dict.fromkeys(spec_gates) if not only or g in only]
+
+
+def wanted_gates(spec: RowSpec) -> list[str]:
+    """Every gate whose result can decide the row's state."""
+    wanted = [*spec.requires, *spec.unsupported_by]
+    if spec.limited is not None:
+        wanted += [*spec.limited.requires, *spec.limited.rejection]
+    return wanted
 
 
 def make_plan(
@@ -52,12 +67,9 @@ def make_plan(
         if not selector.matches(row.key):
             continue
         spec = row.spec
-        wanted = list(spec.requires) + list(spec.unsupported_by)
-        if spec.limited is not None:
-            wanted += list(spec.limited.requires) + list(spec.limited.rejection)
         gate_ids = [
             g
-            for g in gates_for_row(wanted, only_gates)
+            for g in gates_for_row(wanted_gates(spec), only_gates)
             if loaded.gates[g].selector.matches(row.key)
         ]
         if not gate_ids:
@@ -72,20 +84,29 @@ def make_plan(
                 )
             )
             continue
-        problems.extend(_disagreements(loaded, recipes, spec.recipe, row.key, row.line))
+        problems.extend(disagreements(loaded, recipes, spec.recipe, row.key, row.line))
         items = grouped.setdefault(spec.recipe, [])
         items.extend(PlannedGate(loaded.gates[g], row.key) for g in gate_ids)
     if problems:
         raise SpecError(problems)
     work = tuple(RecipeWork(rid, tuple(items)) for rid, items in grouped.items())
-    return Plan(work, tuple(unplanned))
+    return Plan(work, tuple(unplanned), same_serve_configs(loaded, recipes, list(grouped)))
 
 
-def _disagreements(
+def disagreements(
     loaded: ProjectMatrix, recipes: RecipeBook, recipe_id: str, key: RowKey, line: int | None
 ) -> list[SpecProblem]:
-    """A recipe says which axis values it realizes; a row that names it must agree."""
-    found = []
+    """A recipe declares every deployment axis of the rows it realizes (all but the request's
+    own: task, API mode, output transport, shape schedule); a row that names it must agree with
+    every axis it declares."""
+    entry = recipes[recipe_id]
+    found = [
+        SpecProblem(str(entry.path), entry.line, "row",
+                    f"recipe {recipe_id!r} does not declare axis {axis!r} (row {key} has "
+                    f"{axis}={key.get(axis)})")
+        for axis in loaded.matrix.catalog.names()
+        if axis not in REQUEST_AXES and axis not in entry.recipe.row
+    ]  # fmt: skip
     for axis, value in recipes[recipe_id].recipe.row.items():
         if loaded.matrix.catalog.axis(axis) is None:
             where = str(recipes[recipe_id].path)
@@ -94,6 +115,41 @@ def _disagreements(
             message = f"recipe {recipe_id!r} realizes {axis}={value}, the row has {key.get(axis)}"
             found.append(SpecProblem(str(loaded.matrix.path), line, "recipe", message))
     return found
+
+
+def same_serve_configs(
+    loaded: ProjectMatrix, recipes: RecipeBook, recipe_ids: Sequence[str] | None = None
+) -> tuple[str, ...]:
+    """Recipes (of the matrix's rows, or ``recipe_ids``) whose serve configurations normalize to
+    the same one: their rows are one deployment under two names, and share evidence."""
+    wanted = recipe_ids if recipe_ids is not None else [
+        r.spec.recipe for r in loaded.matrix.rows if r.spec.recipe in recipes
+    ]  # fmt: skip
+    by_hash: dict[str, list[str]] = {}
+    for recipe_id in dict.fromkeys(wanted):
+        if recipe_id is None:
+            continue
+        digest = recipe_serve_config(recipes[recipe_id])
+        if digest is not None:
+            by_hash.setdefault(digest, []).append(recipe_id)
+    return tuple(
+        f"recipes {', '.join(ids)} normalize to the same serve configuration "
+        f"(sha256 {digest[:12]}): one deployment under {len(ids)} names, sharing its evidence"
+        for digest, ids in sorted(by_hash.items())
+        if len(ids) > 1
+    )
+
+
+def recipe_serve_config(entry: LoadedRecipe) -> str | None:
+    """The serve-config fingerprint a launch of ``entry`` will record (None for a URL)."""
+    recipe = entry.recipe
+    if recipe.kind is RecipeKind.URL:
+        return None
+    model = recipe.model
+    if recipe.kind is RecipeKind.EMBEDDED and recipe.pipeline:
+        model = f"/{bundled_checkpoint_name(recipe.pipeline)}"  # only its name is configuration
+    values = placeholder_values(recipe, "127.0.0.1", 0, model, entry.directory)
+    return serve_config_sha256(recipe.render_argv(values), recipe.effective_env())
 
 
 def done_keys(results: Sequence[GateResult]) -> set["DoneKey"]:

@@ -1,22 +1,38 @@
-"""``gate run``: one gate on the matrix rows a selector picks, against a URL or a recipe."""
+"""``gate run``: one gate on the matrix rows a selector picks, against a URL or a recipe.
+
+A result may land only on rows the measured deployment is. For a launched recipe those are the
+rows that name it (and agree with every axis it declares). For a URL they are the rows consistent
+with what the server reports (:mod:`omniqual.engine.served_identity`); when rows of more than one
+deployment remain, nothing runs and the candidates are listed for ``--row`` to choose.
+"""
 
 from collections.abc import Sequence
 from pathlib import Path
 
 from omniqual.deploy.fingerprint import collect_fingerprint
-from omniqual.domain.axes import Selector
+from omniqual.domain.axes import RowKey, Selector
+from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
+from omniqual.engine import served_identity
 from omniqual.engine.campaign import run_plan
 from omniqual.engine.events import Observer, ignore
 from omniqual.engine.gate_runner import check_params
-from omniqual.engine.matrix_service import load_project_matrix
-from omniqual.engine.plan import PlannedGate
+from omniqual.engine.matrix_service import ProjectMatrix, load_project_matrix
+from omniqual.engine.plan import PlannedGate, disagreements, wanted_gates
+from omniqual.engine.served_identity import RowVerdict, ServedIdentity
 from omniqual.engine.store import RunWriter
+from omniqual.engine.targets import check_reachable
+from omniqual.specs.gates import LoadedGate
 from omniqual.specs.project import find_project
-from omniqual.specs.recipes import LoadedRecipe, load_recipes
+from omniqual.specs.recipes import LoadedRecipe, RecipeBook, load_recipes
+from omniqual.specs.source import SpecError
 
 DEFAULT_MATRIX = "embedded-cpu.yaml"
+
+
+class AmbiguousTarget(ValueError):
+    """Rows of several deployments fit what the target reported: the user must pick (exit 2)."""
 
 
 async def run_single_gate(
@@ -51,21 +67,85 @@ async def run_single_gate(
         )  # fmt: skip
     else:
         recipe = recipes[target]
-    rows = [
-        row.key
+    selected = [
+        row
         for row in loaded.matrix.rows
         if selector.matches(row.key)
         and gate.selector.matches(row.key)
+        and gate_id in wanted_gates(row.spec)
         and (is_url or row.spec.recipe == target)
     ]
-    if not rows:
+    if not selected:
         raise ValueError(
             f"no matrix row matches --row {row_selector!r} for gate {gate_id!r} and target "
             f"{target!r}; see `omniqual matrix render` for the rows"
         )
+    problems = [
+        p
+        for row in selected
+        if row.spec.recipe is not None and row.spec.recipe in recipes
+        for p in disagreements(loaded, recipes, row.spec.recipe, row.key, row.line)
+    ]
+    if problems:
+        raise SpecError(problems)
+    rows = [row.key for row in selected]
+    if recipe.recipe.kind is RecipeKind.URL:
+        url = recipe.recipe.url
+        assert url is not None  # a url recipe always has one (LaunchRecipe checks)
+        await check_reachable(url)
+        identity = await served_identity.identify_deployment(url)
+        rows = rows_served_by(identity, loaded, recipes, selected_keys=rows, gate=gate,
+                              row_selector=row_selector)  # fmt: skip
     items = [PlannedGate(gate, key) for key in rows]
-    writer = RunWriter.create(evidence_root, command=command, environment=collect_fingerprint())
+    host = NOT_VISIBLE if recipe.recipe.kind is RecipeKind.URL else HARNESS_HOST
+    environment = collect_fingerprint(target_hosts={recipe.recipe.url or recipe.recipe.id: host})
+    writer = RunWriter.create(evidence_root, command=command, environment=environment)
     with writer:
         await run_plan([(recipe, items)], writer, root=loaded.project.root, command=command,
                        observe=observe)  # fmt: skip
         return list(writer.results)
+
+
+def rows_served_by(
+    identity: ServedIdentity,
+    loaded: ProjectMatrix,
+    recipes: RecipeBook,
+    *,
+    selected_keys: Sequence[RowKey],
+    gate: LoadedGate,
+    row_selector: str,
+) -> list[RowKey]:
+    """The selected rows the deployment is; exactly one deployment's, or a usage error."""
+    recipe_of = {str(row.key): row.spec.recipe for row in loaded.matrix.rows}
+    verdicts: list[RowVerdict] = []
+    for key in selected_keys:
+        recipe_id = recipe_of.get(str(key))
+        realized = (
+            recipes[recipe_id].recipe if recipe_id is not None and recipe_id in recipes else None
+        )
+        expected = served_identity.expected_model(realized, key)
+        verdicts.append(served_identity.judge_row(identity, key, recipe_id, realized, expected))
+    fitting = [v for v in verdicts if v.reason is None]
+    if not fitting:
+        why = "; ".join(f"{v.row.get('model')} ({v.deployment}): {v.reason}"
+                        for v in verdicts[:4])  # fmt: skip
+        raise ValueError(
+            f"{identity.describe()}: no row selected by --row {row_selector!r} for gate "
+            f"{gate.spec.id!r} is that deployment, so nothing would be recorded ({why})"
+        )
+    deployments = list(dict.fromkeys(v.deployment for v in fitting))
+    if len(deployments) > 1:
+        listing = "\n".join(
+            f"  {d}: " + " | ".join(_selector_form(v.row) for v in fitting if v.deployment == d)
+            for d in deployments
+        )
+        raise AmbiguousTarget(
+            f"{identity.describe()}, which fits rows of {len(deployments)} deployments; a "
+            f"result lands only on the rows the deployment is, so name them with --row "
+            f"(e.g. --row with the axes that tell them apart). Candidates:\n{listing}"
+        )
+    return [v.row for v in fitting]
+
+
+def _selector_form(key: RowKey) -> str:
+    return ",".join(f"{k}={v}" for k, v in key.items)

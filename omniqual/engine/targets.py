@@ -6,7 +6,7 @@ block ends, and its log is kept as evidence."""
 
 import asyncio
 import hashlib
-import importlib.metadata
+import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator
@@ -17,12 +17,16 @@ from pathlib import Path
 from omniqual.checks.base import LaunchAttempt, TargetInfo
 from omniqual.client.client import OmniClient
 from omniqual.client.errors import ClientError
-from omniqual.deploy.launcher import launch, probe_startup, stop
+from omniqual.deploy.embedded.manifest import canonical_json, inventory
+from omniqual.deploy.launcher import launch, placeholder_values, probe_startup, stop
+from omniqual.deploy.serve_config import serve_config_sha256
 from omniqual.deploy.state import omniqual_home
+from omniqual.deploy.target_software import probe_target_software
 from omniqual.domain.evidence import Artifact
-from omniqual.domain.provenance import Provenance
+from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
-from omniqual.domain.redaction import scrub_text
+from omniqual.domain.redaction import redact_command, scrub_text
+from omniqual.engine import served_identity
 from omniqual.engine.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe
 
@@ -34,36 +38,73 @@ class TargetNotReady(ClientError):
 @dataclass(frozen=True, slots=True)
 class PreparedModel:
     model: str | None
+    """The value of ``{model}``: the built checkpoint (embedded) or the recipe's model."""
     checkpoint_dir: Path | None
     provenance: Provenance
+    """What the launched deployment is (or, for a URL, the base the server's answers fill)."""
 
 
-def _package_version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+def prepare_model(
+    recipe: LaunchRecipe, base: Provenance, recipe_dir: Path | None = None
+) -> PreparedModel:
+    """Build an embedded recipe's checkpoint (cached); measure what a launch of it will be."""
+    if recipe.kind is RecipeKind.URL:
+        return PreparedModel(None, None, base)
+    checkpoint: Path | None = None
+    updates: dict[str, object] = {"model_revision": UNKNOWN}
+    if recipe.kind is RecipeKind.EMBEDDED and recipe.pipeline is not None:
+        from omniqual.deploy.embedded.catalog import build_checkpoint
 
-
-def prepare_model(recipe: LaunchRecipe, base: Provenance) -> PreparedModel:
-    """Build an embedded recipe's checkpoint (cached); say which revisions the evidence is at."""
-    if recipe.kind is not RecipeKind.EMBEDDED or recipe.pipeline is None:
-        version = _package_version("vllm-omni") if recipe.kind is RecipeKind.COMMAND else None
-        provenance = base.model_copy(update={"model": recipe.model, "vllm_omni_version": version})
-        return PreparedModel(recipe.model, None, provenance)
-    from omniqual.deploy.embedded.catalog import build_checkpoint
-
-    built = build_checkpoint(recipe.pipeline, omniqual_home() / "checkpoints")
-    manifest_hash = hashlib.sha256(Path(built.manifest_path).read_bytes()).hexdigest()
+        built = build_checkpoint(recipe.pipeline, omniqual_home() / "checkpoints")
+        checkpoint = Path(built.path)
+        manifest_hash = hashlib.sha256(Path(built.manifest_path).read_bytes()).hexdigest()
+        updates = {
+            "model_revision": f"bundled:{checkpoint.name}",
+            "checkpoint_sha256": manifest_hash,
+        }
+        model: str | None = str(checkpoint)
+    else:
+        model = recipe.model
+        local = Path(model) if model else None
+        checkpoint = local if local is not None and local.is_dir() else None
+        updates["checkpoint_sha256"] = (
+            local_checkpoint_sha256(checkpoint) if checkpoint else UNKNOWN
+        )
+    argv = recipe.render_argv(placeholder_values(recipe, "127.0.0.1", 0, model, recipe_dir))
+    env = recipe.effective_env()
+    software = probe_target_software(argv, {**os.environ, **env})
     provenance = base.model_copy(
         update={
-            "model": recipe.pipeline,
-            "model_revision": f"bundled:{Path(built.path).name}",
-            "checkpoint_sha256": manifest_hash,
-            "vllm_omni_version": _package_version("vllm-omni"),
+            **updates,
+            "model": served_model_id(recipe, model),
+            "vllm_omni_version": software.vllm_omni_version,
+            "vllm_omni_commit": software.vllm_omni_commit,
+            "vllm_version": software.vllm_version,
+            "serve_config_sha256": serve_config_sha256(argv, env),
+            "source": "launched",
+            "target_host": "harness-host",
         }
     )
-    return PreparedModel(str(built.path), Path(built.path), provenance)
+    return PreparedModel(model, checkpoint, provenance)
+
+
+def served_model_id(recipe: LaunchRecipe, model: str | None) -> str:
+    """The id the launched server answers to: ``--served-model-name``, else its model."""
+    named = recipe.flags.get("served-model-name")
+    if isinstance(named, str) and named.strip():
+        return named.split()[0]
+    return model or UNKNOWN
+
+
+def local_checkpoint_sha256(root: Path) -> str:
+    """sha256 over the sorted (path, sha256, size) of every file of a local checkpoint."""
+    listing = [f.model_dump() for f in inventory(root)]
+    return hashlib.sha256(canonical_json(listing).encode("utf-8")).hexdigest()
+
+
+def launched_provenance(prepared: PreparedModel, argv: tuple[str, ...]) -> Provenance:
+    """The prepared provenance with the serve argv exactly as it was launched."""
+    return prepared.provenance.model_copy(update={"serve_argv": redact_command(argv)})
 
 
 def store_log(writer: RunWriter, log_path: Path | None, name: str) -> Artifact | None:
@@ -84,18 +125,27 @@ async def check_reachable(url: str) -> None:
         raise TargetNotReady(f"{url}/health answered HTTP {health.status}: the target is not ready")
 
 
+@dataclass(frozen=True, slots=True)
+class ServedTarget:
+    info: TargetInfo
+    provenance: Provenance
+    """What answered: measured at launch, or what a URL deployment reported about itself."""
+
+
 @asynccontextmanager
 async def served(
     loaded: LoadedRecipe, prepared: PreparedModel, writer: RunWriter, url: str | None
-) -> AsyncIterator[TargetInfo]:
+) -> AsyncIterator[ServedTarget]:
     """A served target for the block: ``url`` if given, else the recipe launched."""
     recipe = loaded.recipe
     if url is not None or recipe.kind is RecipeKind.URL:
         base = url or recipe.url
-        if base is not None:
-            await check_reachable(base)
-        yield TargetInfo(url=base, recipe=recipe, checkpoint_dir=prepared.checkpoint_dir,
-                         label=base or recipe.id)  # fmt: skip
+        assert base is not None  # a url recipe always has one (LaunchRecipe checks)
+        await check_reachable(base)
+        identity = await served_identity.identify_deployment(base)
+        # Another server answered: nothing of the local recipe's checkpoint or launch applies.
+        info = TargetInfo(url=base, recipe=recipe, label=base)
+        yield ServedTarget(info, identity.provenance(prepared.provenance))
         return
     log_path = writer.run_dir / "logs" / f"{recipe.id}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,11 +156,12 @@ async def served(
         name=f"run-{writer.run_id}-{recipe.id}", extra_env={"TMPDIR": str(temp_dir)},
     )  # fmt: skip
     try:
-        yield TargetInfo(
+        info = TargetInfo(
             url=target.url, recipe=recipe, pid=target.pid,
             checkpoint_dir=prepared.checkpoint_dir, log_path=target.log_path,
             temp_dirs=(temp_dir,), label=f"{recipe.id} @ {target.url}",
         )  # fmt: skip
+        yield ServedTarget(info, launched_provenance(prepared, target.command))
     finally:
         await asyncio.to_thread(stop, target)
         shutil.rmtree(temp_dir, ignore_errors=True)

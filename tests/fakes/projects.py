@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 
 from omniqual.checks import registry
+from omniqual.domain.provenance import UNKNOWN
+from omniqual.engine.served_identity import ServedIdentity
 from tests.fakes import checks
 
 MINI = Path(__file__).resolve().parents[1] / "data" / "mini-project"
@@ -18,6 +20,13 @@ def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         """Unit tests open no sockets: the given URL is taken as reachable."""
 
     monkeypatch.setattr("omniqual.engine.targets.check_reachable", reachable)
+    monkeypatch.setattr("omniqual.engine.single_gate.check_reachable", reachable)
+
+    async def identify(url: str) -> ServedIdentity:
+        """The given URL serves the project's model ``m`` (and reports no versions)."""
+        return ServedIdentity(url, ("m",), (), {}, UNKNOWN, UNKNOWN, UNKNOWN)
+
+    monkeypatch.setattr("omniqual.engine.served_identity.identify_deployment", identify)
     checks.CALLS.clear()
     root = tmp_path / "proj"
     (root / "matrices").mkdir(parents=True)
@@ -30,6 +39,7 @@ def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     (root / "runners" / "live.yaml").write_text(
         "id: live\ndescription: a given deployment\nkind: url\nurl: http://127.0.0.1:9\n"
+        "row: {model: m, quantization: none, hardware: cpu}\n"
     )
     (root / "matrices" / "m.yaml").write_text(
         "name: m\ndefaults: {hardware: cpu, model: m}\nrows:\n"
