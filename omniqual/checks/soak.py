@@ -16,7 +16,13 @@ from typing import Any, ClassVar, Literal
 
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import BindingSettings, OmniSend, endpoint_for
-from omniqual.checks.soak_judge import Findings, PhaseEvidence, judge_phase, judge_resources
+from omniqual.checks.soak_judge import (
+    Findings,
+    PhaseEvidence,
+    judge_injections,
+    judge_phase,
+    judge_resources,
+)
 from omniqual.checks.soak_params import SoakParams
 from omniqual.checks.soak_phases import (
     Calibration,
@@ -111,8 +117,9 @@ class _Soak:
                 await _sleep(params.reliability.settle_s)
                 after = await watch.snapshot()
                 window = [p for p in watch.points if p.elapsed_s >= baseline.elapsed_s]
-                self.found.extend(judge_resources(window, baseline, after,
-                                                  params.reliability))  # fmt: skip
+                self.found.extend(judge_resources(
+                    window, baseline, after, params.reliability, watch_dirs=dirs,
+                    hardware=ctx.row.get("hardware")))  # fmt: skip
                 await self._afterwards()
         self.found.failures += [f"health: {health.describe(e)}" for e in health.failures()[:3]]
         self.summary["health"] = {"probes": len(health.events),
@@ -136,9 +143,12 @@ class _Soak:
                         "samples": p.certificate.samples, "over_bound": p.certificate.overlatency,
                         "issue_fidelity": p.issue_fidelity} for p in result.probes],
         }  # fmt: skip
-        self.found.measurements.append(Measurement(
-            name="saturation_rps", value=rate or 0.0, unit="1/s",
-            samples=sum(p.certificate.samples for p in result.probes)))  # fmt: skip
+        # No rate found is an absent figure, never a measured 0/s.
+        self.summary["saturation"]["saturation_rps"] = rate
+        if rate is not None:
+            self.found.measurements.append(Measurement(
+                name="saturation_rps", value=rate, unit="1/s",
+                samples=sum(p.certificate.samples for p in result.probes)))  # fmt: skip
         if problem is not None:
             self.found.invalid.append(problem)
         return rate
@@ -146,6 +156,7 @@ class _Soak:
     async def _phases(self, saturation: float, calibration: Calibration) -> None:
         phases = self.params.phases
         self.summary["phases"] = []
+        runs = []
         for number, spec in enumerate(phases):
             rate = spec.factor * saturation
             self.ctx.progress(f"soak phase {spec.name}", 0.2 + 0.7 * number / len(phases))
@@ -155,6 +166,7 @@ class _Soak:
                                  injected=True, max_duration_s=spec.max_duration_s)  # fmt: skip
             evidence = PhaseEvidence(spec, rate, run, tuple(self.send.jobs[before:]),
                                      phase_bound_s(spec, calibration))  # fmt: skip
+            runs.append(run)
             found, summary = judge_phase(evidence, self.params.validity)
             self.found.extend(found)
             for row in run.rows():
@@ -169,6 +181,7 @@ class _Soak:
                 "jobs": [{"id": j.job_id, "terminal": list(j.terminal_states),
                           "cancelled": j.cancelled} for j in evidence.jobs],
             })  # fmt: skip
+        self.found.extend(judge_injections(runs, self.params.injections))
 
     async def _afterwards(self) -> None:
         shape = min(self.params.shapes, key=lambda s: (s.width or 0) * (s.height or 0))

@@ -72,6 +72,10 @@ class InjectionSpec(_Block):
 
     rate: float = Field(default=0.05, ge=0, lt=0.5)
     cut_fraction: float = Field(default=0.5, gt=0, lt=1)
+    min_happened_fraction: float = Field(
+        default=0.5, ge=0, le=1,
+        description="Injected faults that must really cut (not be answered first); else invalid.",
+    )  # fmt: skip
 
 
 class Reliability(_Block):
@@ -79,6 +83,10 @@ class Reliability(_Block):
     slope_confidence: float = Field(default=0.95, gt=0, lt=1)
     max_fd_growth: int = Field(default=8, ge=0)
     max_temp_file_growth: int = Field(default=0, ge=0)
+    max_gpu_memory_slope_mib_per_min: float = Field(
+        default=64.0, ge=0, description="GPU memory of the server's own processes (NVML)."
+    )
+    max_gpu_memory_growth_mib: float = Field(default=256.0, ge=0)
     health_interval_s: float = Field(default=1.0, gt=0)
     health_timeout_s: float = Field(default=5.0, gt=0)
     observer_interval_s: float = Field(default=0.5, gt=0)

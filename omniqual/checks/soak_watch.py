@@ -4,7 +4,10 @@ Resources come from the process tree through ``deploy.observer`` when the server
 (PSS where smaps is readable, else RSS; open FDs; files under watched directories). Without a
 pid (a deployment given by URL) the standard Prometheus process gauges of ``/metrics``
 (``process_resident_memory_bytes``, ``process_open_fds``) stand in; those cover the API server
-process only, and the series says which source it used. The health probe polls ``/health`` on
+process only, and the series says which source it used. A figure that could not be read stays
+``None`` (a missing or unreadable watched directory included), so judges can call the signal
+absent instead of reading it as zero. GPU memory comes from NVML through the observer: the
+server tree's own usage and the device-wide figure, both kept. The health probe polls ``/health`` on
 its own client with a short deadline, so a server that hangs shows up as a timed-out probe.
 """
 
@@ -13,7 +16,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -37,6 +40,12 @@ class ResourcePoint:
     pss_bytes: int | None
     open_fds: int | None
     temp_files: int | None
+    gpu_tree_bytes: int | None = None
+    """GPU memory NVML attributes to the server's process tree, summed over devices."""
+    gpu_device_bytes: int | None = None
+    """Device-wide used GPU memory, summed over devices (other processes included)."""
+    nvml: bool = False
+    """NVML answered for this point (False: no GPU figure could exist)."""
 
     @property
     def memory_bytes(self) -> int | None:
@@ -127,16 +136,19 @@ class ResourceWatch:
                 await self._task
 
     async def snapshot(self) -> ResourcePoint:
+        if self._observer is not None:
+            return self._from_sample(await asyncio.to_thread(self._observer.sample_now))
         if self.pid is not None:
             sample = await asyncio.to_thread(sample_tree, self.pid, watch_dirs=self.watch_dirs)
             return self._from_sample(sample)
         return await self._scrape()
 
     def _from_sample(self, sample: ObserverSample) -> ResourcePoint:
-        files = sum(count for _, count in sample.dir_files) if sample.dir_files else None
         return ResourcePoint(
             sample.at - self._t0, self.source, sample.rss_bytes, sample.pss_bytes,
-            sample.open_fds, files,
+            sample.open_fds, _total(count for _, count in sample.dir_files),
+            _total(g.tree_used_bytes for g in sample.gpus),
+            _total(g.used_bytes for g in sample.gpus), sample.nvml,
         )  # fmt: skip
 
     async def _scrape(self) -> ResourcePoint:
@@ -147,9 +159,7 @@ class ResourceWatch:
                 rss, fds = parse_process_gauges(raw.body.decode("utf-8", "replace"))
         except ClientError:
             logger.debug("metrics scrape failed", exc_info=True)
-        files = None
-        if self.watch_dirs:
-            files = sum([await asyncio.to_thread(count_files, d) for d in self.watch_dirs])
+        files = _total([await asyncio.to_thread(count_files, d) for d in self.watch_dirs])
         return ResourcePoint(time.time() - self._t0, self.source, rss, None, fds, files)
 
     async def _scrape_loop(self) -> None:
@@ -158,13 +168,25 @@ class ResourceWatch:
             await asyncio.sleep(self.interval_s)
 
 
+def _total(values: Iterable[int | None]) -> int | None:
+    """The sum, or None when there is nothing to sum or any part is unknown."""
+    found = list(values)
+    if not found or any(v is None for v in found):
+        return None
+    return sum(v for v in found if v is not None)
+
+
 def points_jsonl(points: Sequence[ResourcePoint]) -> bytes:
     return b"".join(json.dumps(asdict(p), sort_keys=True).encode() + b"\n" for p in points)
 
 
-def memory_trend(points: Sequence[ResourcePoint], *, confidence: float = 0.95) -> TrendFit | None:
-    """Least-squares memory slope (bytes per second) with its CI; None with < 3 usable points."""
-    usable = [(p.elapsed_s, p.memory_bytes) for p in points if p.memory_bytes is not None]
+def memory_trend(
+    points: Sequence[ResourcePoint], *, confidence: float = 0.95,
+    value: Callable[[ResourcePoint], int | None] = lambda p: p.memory_bytes,
+) -> TrendFit | None:  # fmt: skip
+    """Least-squares memory slope (bytes per second) with its CI; None with < 3 usable points.
+    ``value`` picks the figure (host memory by default; GPU memory of the tree)."""
+    usable = [(p.elapsed_s, v) for p in points if (v := value(p)) is not None]
     if len(usable) < 3 or len({x for x, _ in usable}) < 2:
         return None
     xs, ys = zip(*usable, strict=True)

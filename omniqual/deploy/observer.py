@@ -2,9 +2,12 @@
 
 One thread takes a sample every ``interval_s`` (and one at start and stop): process-tree RSS,
 PSS and USS (``memory_full_info``, where the kernel lets us read smaps), open file descriptors,
-threads, the number of files under named directories (temp dir, ``/dev/shm``) and, when NVML is
-importable and finds devices, per-GPU used memory. The series renders as CSV or JSON Lines bytes
-for an evidence artifact.
+threads, CPU seconds (user + system) spent by the tree, the number of files under named
+directories (temp dir, ``/dev/shm``; ``None`` when a directory is missing or unreadable, never a
+silent zero) and, when NVML is importable and finds devices, per-GPU memory: device-wide used
+bytes and the bytes NVML's compute-process list attributes to the tree's own pids (a shared
+device holds other processes' memory too). The series renders as CSV or JSON Lines bytes for an
+evidence artifact.
 """
 
 import csv
@@ -31,7 +34,11 @@ logger = logging.getLogger(__name__)
 class GpuMemory:
     index: int
     used_bytes: int
+    """Device-wide, every process on the device included."""
     total_bytes: int
+    tree_used_bytes: int | None = None
+    """What NVML's running compute-process list attributes to the observed tree's pids; None when
+    NVML could not list processes or withheld a tree process's usage."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +54,12 @@ class ObserverSample:
     uss_bytes: int | None
     open_fds: int | None
     threads: int
-    dir_files: tuple[tuple[str, int], ...] = ()
+    dir_files: tuple[tuple[str, int | None], ...] = ()
     gpus: tuple[GpuMemory, ...] = field(default=())
+    cpu_s: float | None = None
+    """User + system CPU seconds of the tree's living processes; None when unreadable."""
+    nvml: bool = False
+    """NVML was initialised for this sample (False: no GPU figures could exist)."""
 
 
 def default_watch_dirs() -> tuple[Path, ...]:
@@ -58,12 +69,16 @@ def default_watch_dirs() -> tuple[Path, ...]:
     return tuple(found)
 
 
-def count_files(directory: Path) -> int:
-    """Regular files anywhere under ``directory`` (0 when it does not exist)."""
+def count_files(directory: Path) -> int | None:
+    """Regular files anywhere under ``directory``; None when it is missing or any part of it is
+    unreadable (a count that skipped what it could not see would read as "no residue")."""
+    if not directory.is_dir():
+        return None
+    errors: list[OSError] = []
     total = 0
-    for _root, _dirs, files in os.walk(directory, onerror=lambda _exc: None):
+    for _root, _dirs, files in os.walk(directory, onerror=errors.append):
         total += len(files)
-    return total
+    return None if errors else total
 
 
 def _nvml() -> ModuleType | None:
@@ -79,17 +94,56 @@ def _nvml() -> ModuleType | None:
     return module
 
 
-def _gpu_memory(nvml: ModuleType | None) -> tuple[GpuMemory, ...]:
+def _tree_usage(nvml: ModuleType, handle: object, pids: frozenset[int]) -> int | None:
+    try:
+        running = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
+    except Exception:  # not supported on this device/driver: unattributable
+        logger.debug("NVML process list failed", exc_info=True)
+        return None
+    total = 0
+    for proc in running:
+        if int(proc.pid) not in pids:
+            continue
+        used = getattr(proc, "usedGpuMemory", None)
+        if used is None:  # NVML_VALUE_NOT_AVAILABLE (e.g. no permission under MIG/containers)
+            return None
+        total += int(used)
+    return total
+
+
+def gpu_memory(
+    nvml: ModuleType | None, pids: frozenset[int] = frozenset()
+) -> tuple[GpuMemory, ...]:
+    """Per device: used/total bytes and the part NVML attributes to ``pids``."""
     if nvml is None:
         return ()
     found = []
     try:
         for index in range(nvml.nvmlDeviceGetCount()):
-            info = nvml.nvmlDeviceGetMemoryInfo(nvml.nvmlDeviceGetHandleByIndex(index))
-            found.append(GpuMemory(index, int(info.used), int(info.total)))
+            handle = nvml.nvmlDeviceGetHandleByIndex(index)
+            info = nvml.nvmlDeviceGetMemoryInfo(handle)
+            found.append(GpuMemory(index, int(info.used), int(info.total),
+                                   _tree_usage(nvml, handle, pids)))  # fmt: skip
     except Exception:
         logger.debug("NVML query failed", exc_info=True)
     return tuple(found)
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of the tree rooted at ``pid`` (None when it is gone)."""
+    procs = tree(pid)
+    if not procs:
+        return None
+    total = 0.0
+    for proc in procs:
+        try:
+            times = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue  # an exited worker: its time left with it
+        except psutil.AccessDenied:
+            return None
+        total += times.user + times.system
+    return total
 
 
 def sample_tree(
@@ -102,6 +156,7 @@ def sample_tree(
     """One sample of the tree rooted at ``pid`` (zeros when the process is gone)."""
     now = time.monotonic()
     rss = threads = 0
+    cpu: float | None = 0.0
     pss: int | None = 0
     uss: int | None = 0
     fds: int | None = 0
@@ -111,6 +166,11 @@ def sample_tree(
             with proc.oneshot():
                 rss += proc.memory_info().rss
                 threads += proc.num_threads()
+                try:
+                    times = proc.cpu_times()
+                    cpu = None if cpu is None else cpu + times.user + times.system
+                except psutil.AccessDenied:
+                    cpu = None
                 try:
                     full = proc.memory_full_info()
                     pss = None if pss is None else pss + full.pss
@@ -133,7 +193,9 @@ def sample_tree(
         open_fds=fds,
         threads=threads,
         dir_files=tuple((str(d), count_files(d)) for d in watch_dirs),
-        gpus=_gpu_memory(nvml),
+        gpus=gpu_memory(nvml, frozenset(p.pid for p in procs)),
+        cpu_s=cpu if procs else None,
+        nvml=nvml is not None,
     )
 
 
@@ -183,6 +245,12 @@ class ProcessObserver:
         with self._lock:
             return tuple(self._samples)
 
+    def sample_now(self) -> ObserverSample:
+        """One sample now, with the observer's NVML handle, outside the series."""
+        return sample_tree(
+            self.pid, watch_dirs=self.watch_dirs, started=self._started, nvml=self._nvml
+        )
+
     def _take(self) -> None:
         sample = sample_tree(
             self.pid, watch_dirs=self.watch_dirs, started=self._started, nvml=self._nvml
@@ -218,6 +286,7 @@ def _flat(sample: ObserverSample) -> dict[str, object]:
     for gpu in sample.gpus:
         row[f"gpu{gpu.index}_used_bytes"] = gpu.used_bytes
         row[f"gpu{gpu.index}_total_bytes"] = gpu.total_bytes
+        row[f"gpu{gpu.index}_tree_used_bytes"] = gpu.tree_used_bytes
     return row
 
 

@@ -146,6 +146,8 @@ class FakeOmni(FakeCore):
                 f"vllm_omni:e2e_request_latency_s_count{{{label}}} {s.completed}",
                 "# TYPE process_resident_memory_bytes gauge",
                 f"process_resident_memory_bytes {rss}",
+                "# TYPE process_open_fds gauge",
+                "process_open_fds 64",
                 "# TYPE omni_fake_temp_files gauge",
                 f"omni_fake_temp_files {len(s.temp_files)}",
             ]

@@ -1,9 +1,10 @@
 """The abort gate's cases. Sync endpoints: client disconnects while queued and early/middle/late in
 denoising, a burst of them, and a client-side timeout. Async video jobs: DELETE right after
 creation, while queued behind another job, early/middle/late, twice, and after completion, plus
-a known-good job polled past its terminal state. After every case: ``/health`` within a deadline
-and the same request again, whose extra latency over the solo run shows whether the cut work
-kept running on the server (recorded as a note, not a failure)."""
+a known-good job polled past its terminal state. After every cut the server's work is watched
+(``work``: its /metrics gauges and execution count, its CPU time against an idle baseline) and
+held to the row's abort boundary; then ``/health`` within a deadline and the same request again
+(its extra latency over the solo run is kept as a supplementary note)."""
 
 import asyncio
 import time
@@ -11,6 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omniqual.checks.abort.params import AbortParams
+from omniqual.checks.abort.work import (
+    Boundary,
+    WorkBaseline,
+    WorkMeter,
+    WorkReading,
+    judge_cut,
+)
 from omniqual.checks.load_binding import PATH_OF, JobTrace, WireCall, usable_output
 from omniqual.client import NO_JSON, ClientError, OmniClient, RawResponse, TargetTimeout
 from omniqual.domain.evidence import CaseResult
@@ -28,7 +36,10 @@ class Case:
     failures: list[str] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    limitations: list[str] = field(default_factory=list)
     extra_latency_s: float | None = None
+    ran_on_s: float | None = None
+    """Seconds of service the server spent on the cut work after the cut (measured)."""
 
     def fail(self, text: str) -> None:
         self.failures.append(f"{self.id}: {text}")
@@ -36,7 +47,7 @@ class Case:
     def result(self) -> CaseResult:
         outcome = GateOutcome.FAILED if self.failures else (
             GateOutcome.INVALID if self.invalid else GateOutcome.PASSED)  # fmt: skip
-        note = "; ".join([*self.failures, *self.invalid, *self.notes])
+        note = "; ".join([*self.failures, *self.invalid, *self.limitations, *self.notes])
         return CaseResult(id=self.id, endpoint=self.endpoint, sent=self.sent,
                           expected_status=self.expected, observed_status=", ".join(self.observed),
                           outcome=outcome, note=note[:600])  # fmt: skip
@@ -51,6 +62,39 @@ class AbortDriver:
         self.client, self.side, self.params = client, side, params
         self.endpoint, self.calls, self.solo_s = endpoint, calls, solo_s
         self.path = PATH_OF[endpoint]
+        self.meter: WorkMeter | None = None
+        self.work_base: WorkBaseline | None = None
+        self.boundary = Boundary.REQUEST
+
+    async def reading(self) -> WorkReading | None:
+        return None if self.meter is None else await self.meter.read()
+
+    async def judge_work(self, case: Case, *, queued: bool, window_s: float,
+                         before: WorkReading | None, peers: int = 0) -> None:  # fmt: skip
+        """Watch the server for ``window_s`` from now and hold the cut to its boundary.
+        ``before`` (taken before the case sent anything) counts finished executions beyond the
+        ``peers`` the case itself completed."""
+        if self.meter is None or self.work_base is None:
+            return
+        start = await self.meter.read()
+        window = await self.meter.watch(window_s, start)
+        end_exec = None if window.executions is None or start.executions is None else (
+            start.executions + window.executions)  # fmt: skip
+        extra = None
+        if before is not None and before.executions is not None and end_exec is not None:
+            extra = end_exec - before.executions - peers
+        p = self.params
+        verdict = judge_cut(queued, window, self.work_base, self.boundary,
+                            max_steps_after_cut=p.max_steps_after_cut,
+                            max_queued_work_x_service=p.max_queued_work_x_service,
+                            noise_s=p.work_noise_s, extra_executions=extra)  # fmt: skip
+        case.ran_on_s = verdict.ran_on_s
+        if verdict.ran_on_s is not None:
+            case.observed.append(f"work after cut {verdict.ran_on_s:.2f} s")
+        if verdict.failure is not None:
+            case.fail(verdict.failure)
+        if verdict.limitation is not None:
+            case.limitations.append(f"{case.id}: {verdict.limitation}")
 
     async def send(self, call: WireCall, timeout_s: float | None = None) -> RawResponse:
         return await self.client.send_raw(
@@ -142,17 +186,19 @@ class AbortDriver:
         except ClientError as exc:
             case.fail(f"the peer request failed after a queued cut: {type(exc).__name__}")
 
-    async def client_timeout(self, case: Case, after_s: float) -> None:
+    async def client_timeout(self, case: Case, after_s: float) -> bool:
+        """True when the client gave up mid-request (the cut happened)."""
         try:
             raw = await self.send(self.calls.next(), timeout_s=after_s)
         except TargetTimeout:
             case.observed.append(f"client timeout at {after_s:.3f} s")
-            return
+            return True
         except ClientError as exc:
             case.fail(f"expected a client-side timeout, got {type(exc).__name__}")
-            return
+            return False
         case.observed.append(f"answered {raw.status}")
         case.invalid.append(f"{case.id}: answered before the {after_s:.3f} s client timeout")
+        return False
 
     # ------------------------------------------------------------------ async video jobs
 

@@ -5,7 +5,11 @@ the sync endpoints get disconnect and timeout cases. One request is calibrated f
 longer until its solo run takes ``min_service_s``) and every cut is timed from it. Around the
 cases the server's resources are watched; afterwards memory, FDs and temp files must return to
 the baseline within bounds (polled up to ``settle_max_s``) and a known-good request must succeed.
-Each case is a ``CaseResult``; timing findings (work that kept running after a cut) are notes.
+Each case is a ``CaseResult``. Work after every cut is measured on the server (``work``) and
+held to the row's abort boundary: a queued cut that runs, or a step-execution cut that runs past
+the next step, fails; request-level execution that runs on is a stated limitation of the row.
+A signal that is absent (no work signal, no memory figure, no watch directory, NVML on a GPU
+row) makes the gate ``invalid``, never ``passed``.
 """
 
 import asyncio
@@ -17,9 +21,10 @@ from typing import ClassVar, Literal
 
 from omniqual.checks.abort.cases import AbortDriver, CallFactory, Case
 from omniqual.checks.abort.params import AbortParams
+from omniqual.checks.abort.work import WorkBaseline, WorkMeter, boundary_of
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import PATH_OF, endpoint_for, wire_call
-from omniqual.checks.soak_judge import growth_findings
+from omniqual.checks.soak_judge import absent_signals, gpu_growth, growth_findings
 from omniqual.checks.soak_phases import solo_request
 from omniqual.checks.soak_watch import MIB, ResourcePoint, ResourceWatch, points_jsonl
 from omniqual.checks.soak_watch import resolve_watch_dirs as watch_dirs_for
@@ -88,26 +93,39 @@ async def _cases(driver: AbortDriver, params: AbortParams) -> list[Case]:
         cases.append(await _cancel_finished(driver))
         return cases
     expected = "connection cut mid-request; server healthy; next request OK"
+    margin = params.work_window_margin_s
     queued = Case("disconnect-queued", path, "cut while queued behind a peer", expected)
+    before = await driver.reading()
     await driver.cut_behind_blocker(queued)
+    # The peer is done: from now on the queued request must not run at all.
+    await driver.judge_work(queued, queued=True, window_s=solo + margin, before=before, peers=1)
     await driver.after(queued, None)
     cases.append(queued)
     for name, frac in params.points.items():
         case = Case(f"disconnect-{name}", path, f"cut at {frac * solo:.3f} s", expected)
-        await driver.cut(case, frac * solo)
+        before = await driver.reading()
+        if await driver.cut(case, frac * solo):
+            await driver.judge_work(case, queued=False, window_s=(1 - frac) * solo + margin,
+                                    before=before)  # fmt: skip
         await driver.after(case, (1 - frac) * solo)
         cases.append(case)
     if params.burst:
         burst = Case("disconnect-burst", path, f"{params.burst} cuts at {0.5 * solo:.3f} s",
                      expected)  # fmt: skip
-        for _ in range(params.burst):
-            await driver.cut(burst, 0.5 * solo)
+        before = await driver.reading()
+        cut = [await driver.cut(burst, 0.5 * solo) for _ in range(params.burst)]
+        if all(cut):
+            await driver.judge_work(burst, queued=False, before=before,
+                                    window_s=0.5 * solo * params.burst + margin)  # fmt: skip
         await driver.after(burst, 0.5 * solo * params.burst)
         cases.append(burst)
     after_s = params.timeout_fraction * solo
     timeout = Case("client-timeout", path, f"client timeout {after_s:.3f} s",
                    "client gives up; server healthy; next request OK")  # fmt: skip
-    await driver.client_timeout(timeout, after_s)
+    before = await driver.reading()
+    if await driver.client_timeout(timeout, after_s):
+        await driver.judge_work(timeout, queued=False, before=before,
+                                window_s=(1 - params.timeout_fraction) * solo + margin)
     await driver.after(timeout, (1 - params.timeout_fraction) * solo)
     cases.append(timeout)
     return cases
@@ -115,6 +133,8 @@ async def _cases(driver: AbortDriver, params: AbortParams) -> list[Case]:
 
 async def _cancel_case(driver: AbortDriver, case: Case, delay: float | None) -> None:
     blocker = None
+    margin = driver.params.work_window_margin_s
+    before = await driver.reading()
     if delay is None:  # queued: a peer job goes first
         blocker = await driver.create_job()
     trace = await driver.create_job()
@@ -126,9 +146,15 @@ async def _cancel_case(driver: AbortDriver, case: Case, delay: float | None) -> 
     status = await driver.delete(case, trace)
     if not 200 <= status < 300:
         case.fail(f"DELETE of a live job answered {status}, expected 2xx")
+    if delay is not None:
+        await driver.judge_work(case, queued=False, window_s=driver.solo_s - delay + margin,
+                                before=before)  # fmt: skip
     await driver.verify_cancelled(case, trace)
     if blocker is not None:
         await driver.follow(blocker, settle_polls=1)
+        # The peer is done: the cancelled queued job must not run at all.
+        await driver.judge_work(case, queued=True, window_s=driver.solo_s + margin,
+                                before=before, peers=1)  # fmt: skip
         case.observed.append(f"peer {'/'.join(blocker.terminal_states) or 'unfinished'}")
         if blocker.terminal_states != ("completed",) or blocker.content_status != 200:
             case.fail(f"peer job {blocker.job_id} did not complete cleanly "
@@ -204,6 +230,18 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     watch = ResourceWatch(side, pid=ctx.target.pid, watch_dirs=dirs, interval_s=0.5)
     failures: list[str] = []
     invalid: list[str] = []
+    steps = summary.get("steps")
+    driver.boundary = boundary_of(ctx.row.get("execution"))
+    driver.meter = WorkMeter(side, ctx.target.pid, params.work_poll_s)
+    steps = steps if isinstance(steps, int) else None
+    driver.work_base = await _work_baseline(driver, params, steps)
+    signals = driver.meter.signals()
+    if not signals:
+        invalid.append("whether cut work kept running could not be measured: /metrics has no "
+                       "vllm_omni:num_requests_running/waiting gauges and the server pid is "
+                       "unknown (no CPU time)")  # fmt: skip
+    summary["work"] = {"boundary": driver.boundary.value, "signals": signals,
+                       "baseline": asdict(driver.work_base)}  # fmt: skip
     async with watch:
         baseline = await watch.snapshot()
         ctx.progress("abort: cases", 0.2)
@@ -223,10 +261,17 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
             failures.append(f"after the abort cases: memory did not return to baseline within "
                             f"{params.settle_max_s:g} s: +{grew:.1f} MiB "
                             f"({watch.source}), bound {bound:g} MiB")  # fmt: skip
+    what = "after the abort cases"
     growth = growth_findings(baseline, after, params.max_fd_growth, params.max_temp_file_growth,
-                             "after the abort cases")  # fmt: skip
+                             what)  # fmt: skip
+    growth.extend(gpu_growth(baseline, after, params.max_gpu_memory_growth_mib, what))
     failures += growth.failures
+    invalid += growth.invalid + absent_signals(baseline, after, dirs, ctx.row.get("hardware"), what)
     measurements += growth.measurements
+    measurements += [Measurement(name=f"{c.id}.work_after_cut_s", unit="s",
+                                 value=round(c.ran_on_s, 4))
+                     for c in cases if c.ran_on_s is not None]  # fmt: skip
+    limitations = [text for c in cases for text in c.limitations]
     measurements += [Measurement(name=f"{c.id}.next_request_extra_s", unit="s",
                                  value=round(c.extra_latency_s, 4))
                      for c in cases if c.extra_latency_s is not None]  # fmt: skip
@@ -250,4 +295,21 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
         artifacts, tuple(c.result() for c in cases),
         requested={"points": dict(params.points), "shape": params.shape.model_dump()},
         effective={"steps": summary.get("steps"), "solo_s": driver.solo_s},  # type: ignore[dict-item]
+        limitations=tuple(limitations),
     )
+
+
+async def _work_baseline(driver: AbortDriver, params: AbortParams,
+                         steps: int | None) -> WorkBaseline:  # fmt: skip
+    """The server's CPU rate idle (polled as the cuts will be) and serving one request alone."""
+    assert driver.meter is not None
+    idle = await driver.meter.watch(params.idle_window_s)
+    start = await driver.meter.read()
+    await driver.complete_one()
+    end = await driver.meter.read()
+    idle_rate = busy_rate = None
+    if idle.cpu_s is not None and idle.seconds > 0:
+        idle_rate = idle.cpu_s / idle.seconds
+    if start.cpu_s is not None and end.cpu_s is not None and end.at > start.at:
+        busy_rate = (end.cpu_s - start.cpu_s) / (end.at - start.at)
+    return WorkBaseline(idle_rate, busy_rate, driver.solo_s, steps)

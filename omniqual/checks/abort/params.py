@@ -1,7 +1,10 @@
 """The abort gate's ``params`` block: the request that is cut, where it is cut, and the cleanup
 bounds. Cut points are fractions of a calibrated solo run of the same request; the request is
 made longer (more steps) until that run takes at least ``min_service_s``, so the cut lands
-inside denoising rather than racing the answer."""
+inside denoising rather than racing the answer. The work-after-cut bounds hold each cut to the
+row's abort boundary: a step-execution cut may compute ``max_steps_after_cut`` more steps, a
+queued cut (any mode) at most ``max_queued_work_x_service`` of a solo run; both get
+``work_noise_s`` of slack for polling and CPU accounting."""
 
 from pydantic import Field
 
@@ -32,4 +35,22 @@ class AbortParams(CheckParams):
     max_memory_growth_mib: float = Field(default=64.0, ge=0)
     max_fd_growth: int = Field(default=8, ge=0)
     max_temp_file_growth: int = Field(default=0, ge=0)
+    max_gpu_memory_growth_mib: float = Field(
+        default=64.0, ge=0, description="GPU memory of the server's own processes (NVML)."
+    )
     watch_dirs: tuple[str, ...] = ()
+    # Work after a cut (measured from /metrics gauges and process-tree CPU time).
+    idle_window_s: float = Field(default=1.0, gt=0, description="Idle CPU baseline window.")
+    work_poll_s: float = Field(default=0.1, gt=0, description="/metrics poll interval.")
+    work_window_margin_s: float = Field(
+        default=0.5, ge=0, description="Watched after the time the cut work would have needed."
+    )
+    max_steps_after_cut: float = Field(
+        default=2.0, ge=0, description="Step execution: steps a cut may still compute."
+    )
+    max_queued_work_x_service: float = Field(
+        default=0.25, ge=0, description="Work after a queued cut, in solo service times."
+    )
+    work_noise_s: float = Field(
+        default=0.2, ge=0, description="Measurement slack: poll interval and CPU noise."
+    )

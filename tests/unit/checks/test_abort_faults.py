@@ -5,6 +5,7 @@ it fail with a reason naming the fault."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,19 +14,24 @@ import pytest
 from omniqual.checks.abort import AbortCheck
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.base import CheckOutcome
+from omniqual.domain.axes import RowKey
 from omniqual.domain.outcomes import GateOutcome
 from tests.fakes.check_context import context
 from tests.fakes.fake_config import FakeConfig, FakeFaults
 from tests.fakes.fake_serial import SerialFakeOmni
 
 
-def run(tmp_path: Path, api_mode: str, **faults: Any) -> tuple[CheckOutcome, SerialFakeOmni]:
+def run(tmp_path: Path, api_mode: str, execution: str | None = None,
+        **faults: Any) -> tuple[CheckOutcome, SerialFakeOmni]:  # fmt: skip
     server = SerialFakeOmni(FakeConfig(
         image_work_s=0.25, video_queue_s=0.02, video_run_s=0.25, temp_dir=tmp_path, hang_s=5,
         faults=FakeFaults(**faults)))  # fmt: skip
     params = AbortParams(min_service_s=0.2, watch_dirs=(str(tmp_path),), settle_max_s=0.5,
-                         health_timeout_s=0.5, cancel_recheck_x_service=1.5)  # fmt: skip
+                         health_timeout_s=0.5, cancel_recheck_x_service=1.5,
+                         idle_window_s=0.3, work_window_margin_s=0.3)  # fmt: skip
     ctx, _ = context("abort", api_mode, fake=server)
+    if execution is not None:
+        ctx = replace(ctx, row=RowKey((*ctx.row.items, ("execution", execution))))
     return asyncio.run(AbortCheck().run(ctx, params)), server
 
 
@@ -78,3 +84,43 @@ def test_api_mode_without_endpoint_is_skipped(tmp_path: Path) -> None:
     outcome, server = run(tmp_path, "offline")
     assert outcome.outcome is GateOutcome.SKIPPED
     assert server.state.requests_total == 0
+
+
+def test_cut_work_that_runs_on_in_serial_mode_is_a_stated_limitation(tmp_path: Path) -> None:
+    # Serial request mode cannot preempt in denoise: the run-on is measured on /metrics and
+    # stated as the row's limitation instead of hiding behind a pass.
+    outcome, server = run(tmp_path, "images-generations", "serial/1", computes_after_cancel=True)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert any("disconnect-middle" in t and "ran on after the cut" in t
+               for t in outcome.limitations), outcome.limitations  # fmt: skip
+    ran_on = {m.name: m.value for m in outcome.measurements}
+    assert ran_on["disconnect-early.work_after_cut_s"] > 0.1
+    assert server.state.executions > server.state.completed  # cut work really ran to its end
+
+
+def test_step_row_fails_when_cut_work_runs_past_the_step_boundary(tmp_path: Path) -> None:
+    outcome, _ = run(tmp_path, "images-generations", "step/1", computes_after_cancel=True)
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any("step execution: the cut request kept computing" in r for r in outcome.reasons)
+    assert not outcome.limitations
+
+
+def test_clean_step_row_passes_with_the_work_after_each_cut_measured(tmp_path: Path) -> None:
+    outcome, _ = run(tmp_path, "images-generations", "step/1")
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    measured = {m.name: m.value for m in outcome.measurements}
+    assert measured["disconnect-middle.work_after_cut_s"] < 0.2
+    assert not outcome.limitations
+
+
+@pytest.mark.parametrize(("api_mode", "case"), [("images-generations", "disconnect-queued"),
+                                                ("videos-async", "cancel-queued")])  # fmt: skip
+def test_queued_work_that_runs_after_its_cancel_fails_in_any_mode(
+    tmp_path: Path, api_mode: str, case: str
+) -> None:
+    outcome, _ = run(tmp_path, api_mode, "serial/1", runs_cancelled_queued=True)
+    assert outcome.outcome is GateOutcome.FAILED
+    failed = {c.id for c in outcome.cases if c.outcome is GateOutcome.FAILED}
+    assert case in failed
+    assert any(r.startswith(f"{case}: a request cancelled while queued ran after its cancel")
+               for r in outcome.reasons), outcome.reasons  # fmt: skip

@@ -1,0 +1,197 @@
+"""Whether cut work kept running, measured on the server, and judged by the row's abort boundary.
+
+Two independent signals, each used when present:
+
+- the server's own ``/metrics``: ``vllm_omni:num_requests_running`` plus
+  ``vllm_omni:num_requests_waiting`` (busy while either is above zero; vLLM-Omni 0.30 shows a
+  diffusion request in flight as *waiting* on CPU, so the sum is what counts), the
+  ``vllm_omni:diffusion_exec_s`` count (one per finished execution: a cut request that is counted
+  ran to its end) and ``vllm_omni:num_inference_steps_sum``;
+- the server process tree's CPU seconds over a window after the cut, less an idle baseline taken
+  with the same ``/metrics`` polling, converted to seconds of service with the CPU rate of a solo
+  request.
+
+The abort boundary follows the execution mode (production-validation, "Abort and cleanup"):
+step execution must stop a cut request at the next step boundary; serial and request-batched
+execution cannot preempt a request in denoise, so work that runs on is a stated limitation of
+the row. A queued request, in any mode, must never run after its cancel.
+"""
+
+import asyncio
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+
+from omniqual.client import ClientError, OmniClient
+from omniqual.deploy.observer import tree_cpu_seconds
+
+RUNNING = "vllm_omni:num_requests_running"
+WAITING = "vllm_omni:num_requests_waiting"
+EXEC_COUNT = "vllm_omni:diffusion_exec_s_count"
+STEPS_SUM = "vllm_omni:num_inference_steps_sum"
+_WANTED = (RUNNING, WAITING, EXEC_COUNT, STEPS_SUM)
+
+
+class Boundary(StrEnum):
+    STEP = "step"  # a cut stops at the next denoise step
+    REQUEST = "request"  # the whole request (or batch) is the unit: no in-denoise preemption
+
+
+def boundary_of(execution: str | None) -> Boundary:
+    """``step/N`` rows abort between steps; every other mode (serial, request batching, or no
+    execution axis) has the whole request as its abort boundary."""
+    return Boundary.STEP if execution is not None and execution.startswith("step") else (
+        Boundary.REQUEST)  # fmt: skip
+
+
+def parse_work_metrics(text: str) -> dict[str, float]:
+    """The wanted families from Prometheus text, summed over their label sets (absent: left
+    out, never zero)."""
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name not in _WANTED:
+            continue
+        try:
+            value = float(line.rsplit(" ", 1)[1])
+        except (ValueError, IndexError):
+            continue
+        found[name] = found.get(name, 0.0) + value
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class WorkReading:
+    at: float
+    cpu_s: float | None
+    busy: float | None  # running + waiting
+    executions: float | None
+    steps: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkWindow:
+    """What the server did over one window (deltas; None where a signal was absent)."""
+
+    seconds: float
+    cpu_s: float | None
+    busy_s: float | None  # from the window start until busy was last seen above zero
+    executions: float | None
+    steps: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkBaseline:
+    idle_cpu_rate: float | None  # CPU s per s while idle, with the same /metrics polling
+    busy_cpu_rate: float | None  # CPU s per s while serving one request alone
+    solo_s: float
+    steps: int | None
+
+    @property
+    def step_s(self) -> float | None:
+        return self.solo_s / self.steps if self.steps else None
+
+    def ran_on_s(self, window: WorkWindow) -> float | None:
+        """Seconds of service the server spent after the cut: the larger estimate of the
+        signals present (a gauge that lies low does not hide CPU that was burnt)."""
+        estimates: list[float] = []
+        if window.busy_s is not None:
+            estimates.append(window.busy_s)
+        idle, busy = self.idle_cpu_rate, self.busy_cpu_rate
+        if window.cpu_s is not None and idle is not None and busy is not None and busy > idle:
+            estimates.append(max(0.0, window.cpu_s - idle * window.seconds) / (busy - idle))
+        return max(estimates) if estimates else None
+
+
+class WorkMeter:
+    """Reads the work signals of one server: its ``/metrics`` and (pid known) its CPU time."""
+
+    def __init__(self, client: OmniClient, pid: int | None, poll_s: float) -> None:
+        self.client, self.pid, self.poll_s = client, pid, poll_s
+        self.gauges = False  # /metrics carried the running/waiting gauges at least once
+        self.cpu = False
+
+    def signals(self) -> list[str]:
+        found = ["process-tree CPU time"] if self.cpu else []
+        return found + ([f"{RUNNING} + {WAITING}"] if self.gauges else [])
+
+    async def read(self) -> WorkReading:
+        values: dict[str, float] = {}
+        try:
+            raw = await self.client.send_raw("GET", "/metrics", timeout_s=5.0)
+            if raw.ok:
+                values = parse_work_metrics(raw.body.decode("utf-8", "replace"))
+        except ClientError:
+            values = {}
+        cpu = None if self.pid is None else await asyncio.to_thread(tree_cpu_seconds, self.pid)
+        busy = None
+        if RUNNING in values or WAITING in values:
+            busy = values.get(RUNNING, 0.0) + values.get(WAITING, 0.0)
+            self.gauges = True
+        self.cpu = self.cpu or cpu is not None
+        return WorkReading(time.monotonic(), cpu, busy, values.get(EXEC_COUNT),
+                           values.get(STEPS_SUM))  # fmt: skip
+
+    async def watch(self, window_s: float, start: WorkReading | None = None) -> WorkWindow:
+        """Poll for ``window_s`` from ``start`` (or now); busy time counts from the start."""
+        first = start or await self.read()
+        last, busy_until = first, (0.0 if first.busy is not None else None)
+        while True:
+            await asyncio.sleep(self.poll_s)
+            last = await self.read()
+            if last.busy is not None:
+                busy_until = busy_until or 0.0
+                if last.busy > 0:
+                    busy_until = last.at - first.at
+            if last.at - first.at >= window_s:
+                break
+        return WorkWindow(last.at - first.at, _delta(first.cpu_s, last.cpu_s), busy_until,
+                          _delta(first.executions, last.executions),
+                          _delta(first.steps, last.steps))  # fmt: skip
+
+
+def _delta(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+@dataclass(frozen=True, slots=True)
+class CutVerdict:
+    ran_on_s: float | None
+    allowed_s: float
+    failure: str | None = None
+    limitation: str | None = None
+
+
+def judge_cut(
+    queued: bool, window: WorkWindow, base: WorkBaseline, boundary: Boundary, *,
+    max_steps_after_cut: float, max_queued_work_x_service: float, noise_s: float,
+    extra_executions: float | None,
+) -> CutVerdict:  # fmt: skip
+    """Hold one cut to its abort boundary. ``extra_executions``: finished executions beyond
+    the peers the case ran (a cut request that is counted ran to its end)."""
+    ran_on = base.ran_on_s(window)
+    finished = extra_executions is not None and extra_executions >= 1
+    seen = "" if ran_on is None else f"~{ran_on:.2f} s of work after the cut"
+    if finished:
+        seen += (", " if seen else "") + f"{extra_executions:g} extra finished execution(s)"
+    if queued:
+        allowed = max_queued_work_x_service * base.solo_s + noise_s
+        if finished or (ran_on is not None and ran_on > allowed):
+            return CutVerdict(ran_on, allowed, failure=(
+                f"a request cancelled while queued ran after its cancel ({seen}; bound "
+                f"{allowed:.2f} s): queued work must never run"))  # fmt: skip
+        return CutVerdict(ran_on, allowed)
+    step_s = base.step_s if base.step_s is not None else 0.1 * base.solo_s
+    allowed = max_steps_after_cut * step_s + noise_s
+    if not finished and (ran_on is None or ran_on <= allowed):
+        return CutVerdict(ran_on, allowed)
+    if boundary is Boundary.STEP:
+        return CutVerdict(ran_on, allowed, failure=(
+            f"step execution: the cut request kept computing ({seen}); its abort boundary is "
+            f"the next step: at most {max_steps_after_cut:g} step(s) of {step_s:.3f} s "
+            f"+ {noise_s:g} s = {allowed:.2f} s"))  # fmt: skip
+    return CutVerdict(ran_on, allowed, limitation=(
+        f"request-level execution: cut work ran on after the cut ({seen}); in-denoise "
+        "preemption is unavailable by design, the request is the abort boundary"))  # fmt: skip
