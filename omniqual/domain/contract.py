@@ -44,8 +44,9 @@ class FieldContract(_Spec):
     type: FieldType
     required: bool = False
     default: JsonValue = Field(default=None, description="The official default (documentary).")
-    min: float | None = None
-    max: float | None = None
+    # int before float: a 64-bit seed limit must stay exact (2**63 - 1 is not a float).
+    min: int | float | None = None
+    max: int | float | None = None
     step: float | None = Field(
         default=None, gt=0, description="Distance to the rejected neighbour (floats; default 1)."
     )

@@ -183,7 +183,8 @@ def _distance(spec: FieldContract) -> float:
         return spec.step or _DEFAULT_FLOAT_STEP
     # One alignment step out: a rejecting field then breaks only the range rule, and a flooring
     # field cannot floor its neighbour back onto the legal extreme (126 -> 125 for 4k+1).
-    return float(spec.multiple_of) if spec.multiple_of else 1.0
+    # Whole numbers stay ints: 2**63 - 1 plus a float 1.0 would round back onto 2**63.
+    return spec.multiple_of if spec.multiple_of else 1
 
 
 def _below(spec: FieldContract, low: float) -> float:

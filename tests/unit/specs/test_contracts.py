@@ -31,7 +31,7 @@ endpoints:
     probe: {prompt: p, size: 64x64}
     fields:
       - {name: prompt, type: str, required: true}
-      - {name: size, type: size, min: 16, max: 1024, multiple_of: 16}
+      - {name: size, type: size, min: 16, max: 1024, multiple_of: 16, source: official}
     output: {kind: image, size_field: size}
 """
 
@@ -77,10 +77,18 @@ def test_valid_minimal_contract(tmp_path: Path) -> None:
             "'sz' is not a field",
         ),
         (
-            "max: 1024, multiple_of: 16}",
+            "max: 1024, multiple_of: 16, source: official}",
             "max: 1024, multiple_of: 16, max_probe: skip}",
             12,
-            "needs a reason",
+            "Extra inputs",
+        ),
+        ("min: 16, max: 1024", "min: 16", 12, "no max: declare the range"),
+        ("source: official}", "source: ' '}", 12, "names the source of its range"),
+        (
+            "min: 16, max: 1024, multiple_of: 16, source: official}",
+            "min: 16, max: 1024, multiple_of: 16, source: official, unbounded: says X}",
+            12,
+            "it is not unbounded",
         ),
         ("model: m", "model: other", 2, "must match the file name"),
         ("task: t2i", "task: t2i\n    extra: 1", 9, "Extra inputs"),
@@ -101,3 +109,38 @@ def test_malformed_contract_names_file_and_line(
 def test_missing_contract_is_a_spec_error(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="file not found"):
         load_contract(tmp_path / "absent.yaml")
+
+
+def test_unbounded_integer_is_a_spec_error_unless_a_source_says_so(tmp_path: Path) -> None:
+    seed = VALID.replace(
+        "    output:", "      - {name: seed, type: int, source: schema}\n    output:"
+    )
+    with pytest.raises(SpecError) as raised:
+        load_contract(_write(tmp_path, seed))
+    assert f"{tmp_path / 'm.yaml'}:13: endpoints.0.fields.2.min: no min or max" in str(raised.value)
+    said = seed.replace("source: schema}", "source: schema, unbounded: schema says any int}")
+    assert load_contract(_write(tmp_path, said)).endpoints[0].field("seed") is not None
+
+
+def test_video_output_names_its_size_and_frames(tmp_path: Path) -> None:
+    video = (
+        VALID.replace("images-generations", "videos-sync")
+        .replace("task: t2i", "task: t2v")
+        .replace("output: {kind: image, size_field: size}", "output: {kind: video}")
+    )
+    with pytest.raises(SpecError) as raised:
+        load_contract(_write(tmp_path, video))
+    text = str(raised.value)
+    assert "output.size_field: a video output names" in text
+    assert "output.frames_field: a video output names" in text
+
+
+@pytest.mark.parametrize("model", BUNDLED)
+def test_bundled_numeric_fields_cite_their_range(model: str) -> None:
+    contract = load_contract(contract_path(ROOT / "gates" / "contracts", model))
+    for endpoint in contract.endpoints:
+        for spec in endpoint.fields:
+            if spec.type in ("int", "float", "size"):
+                assert spec.source.strip(), f"{endpoint.api_mode}.{spec.name}"
+                bounded = spec.min is not None and spec.max is not None
+                assert bounded or spec.unbounded, f"{endpoint.api_mode}.{spec.name}"

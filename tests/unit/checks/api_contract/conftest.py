@@ -89,5 +89,9 @@ def temp_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def fake_config(temp_dir: Path) -> FakeConfig:
     return FakeConfig(
-        max_upload_bytes=65536, temp_dir=temp_dir, video_queue_s=0.0, video_run_s=0.01
+        max_upload_bytes=65536,
+        max_side=512,
+        temp_dir=temp_dir,
+        video_queue_s=0.0,
+        video_run_s=0.01,
     )

@@ -3,9 +3,23 @@ every other field at its tiny probe value."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from omniqual.checks.api_contract.cases import generate_cases, plan_cases
 from omniqual.checks.api_contract.wire import build_request, chat_body, file_bytes, fixture_png
 from omniqual.domain.contract import EndpointContract
+from omniqual.specs.contracts import contract_path, load_contract
+
+ROOT = Path(__file__).resolve().parents[4]
+BUNDLED = [
+    "sd3-tiny",
+    "qwen-image-tiny",
+    "qwen-image-edit-tiny",
+    "wan-t2v-tiny",
+    "stable-audio-tiny",
+]
 
 ENDPOINT = EndpointContract.model_validate(
     {
@@ -15,14 +29,7 @@ ENDPOINT = EndpointContract.model_validate(
         "fields": [
             {"name": "prompt", "type": "str", "required": True},
             {"name": "size", "type": "size", "min": 16, "max": 1024, "multiple_of": 16},
-            {
-                "name": "steps",
-                "type": "int",
-                "min": 1,
-                "max": 200,
-                "max_probe": "skip",
-                "max_probe_reason": "slow",
-            },
+            {"name": "steps", "type": "int", "min": 1, "max": 200},
             {
                 "name": "frames",
                 "type": "int",
@@ -91,13 +98,54 @@ def test_expectations_and_kinds() -> None:
     assert cases["images-edits/image/missing-input"].files == ()  # type: ignore[attr-defined]
 
 
-def test_plan_runs_rejections_first_and_keeps_skips() -> None:
+def test_plan_runs_rejections_first() -> None:
     plan = plan_cases((ENDPOINT,))
     assert all(c.expect != "accepted" for c in plan.rejected)
     assert all(c.expect == "accepted" for c in plan.accepted)
-    assert [c.id for c in plan.skipped] == ["images-edits/steps/max"]
-    assert plan.skipped[0].skip_reason == "slow"
+    assert "images-edits/steps/max" in {c.id for c in plan.accepted}
     assert plan.accepted[0].id == "images-edits/probe"
+
+
+def test_required_text_gets_empty_and_whitespace_probes() -> None:
+    cases = _by_id()
+    empty, blank = cases["images-edits/prompt/empty"], cases["images-edits/prompt/whitespace"]
+    assert empty.values["prompt"] == "" and empty.expect == "invalid"  # type: ignore[attr-defined]
+    assert blank.values["prompt"] == "   " and blank.expect == "invalid"  # type: ignore[attr-defined]
+    assert blank.sent == "prompt=<whitespace only>"  # type: ignore[attr-defined]
+    assert "images-edits/fmt/empty" not in cases  # optional text may be empty
+
+
+@pytest.mark.parametrize("model", BUNDLED)
+def test_every_declared_limit_is_probed(model: str) -> None:
+    """Qwen edit's 200-step maximum (and every other declared limit) is sent, on every endpoint
+    the contract declares, so no skip can name an endpoint the row did not probe."""
+    contract = load_contract(contract_path(ROOT / "gates" / "contracts", model))
+    for endpoint in contract.endpoints:
+        plan = plan_cases((endpoint,))
+        sent = {c.id for c in (*plan.rejected, *plan.accepted)}
+        for spec in endpoint.fields:
+            for kind, bound in (("min", spec.min), ("max", spec.max)):
+                if bound is not None:
+                    assert f"{endpoint.api_mode}/{spec.name}/{kind}" in sent
+
+
+def test_64_bit_seed_limits_stay_exact() -> None:
+    seed = EndpointContract.model_validate(
+        {
+            "api_mode": "videos-sync",
+            "task": "t2v",
+            "probe": {"prompt": "p", "seed": 1},
+            "fields": [
+                {"name": "prompt", "type": "str", "required": True},
+                {"name": "seed", "type": "int", "min": -(2**63), "max": 2**63 - 1},
+            ],
+            "output": {"kind": "video"},
+        }
+    )
+    values = {c.id: c.values.get("seed") for c in generate_cases(seed)}
+    assert values["videos-sync/seed/max"] == 2**63 - 1
+    assert values["videos-sync/seed/above-max"] == 2**63
+    assert values["videos-sync/seed/below-min"] == -(2**63) - 1
 
 
 def test_sent_is_short_and_redacted() -> None:
