@@ -76,3 +76,20 @@ def test_an_unknown_campaign_file_is_one_line(project: Path) -> None:
     assert result.exit_code == 2
     assert "file not found" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_gate_run_against_a_url_fitting_several_deployments_lists_them(project: Path) -> None:
+    (project / "runners" / "live-fp8.yaml").write_text(
+        "id: live-fp8\ndescription: d\nkind: url\nurl: http://127.0.0.1:9\n"
+        "row: {model: m, quantization: fp8, hardware: cpu}\n"
+    )
+    with (project / "matrices" / "m.yaml").open("a") as handle:
+        handle.write("  - key: {task: t2i, quantization: fp8}\n    recipe: live-fp8\n"
+                     "    requires: [good]\n")  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["gate", "run", "good", "--target", "http://127.0.0.1:9", "--matrix", "matrices/m.yaml"],
+    )
+    assert result.exit_code == 2, result.output
+    assert "recipe live:" in result.stderr and "recipe live-fp8:" in result.stderr
+    assert not (project / "runs").exists() or not any((project / "runs").iterdir())

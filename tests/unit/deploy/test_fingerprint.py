@@ -136,3 +136,11 @@ def test_an_installed_copy_inside_another_repository_reports_no_commit(tmp_path:
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-q", "-m", "project")
     assert git_state(package) == (None, None)
+
+
+def test_the_fingerprint_says_which_host_it_describes() -> None:
+    found = collect_fingerprint(
+        packages=(), target_hosts={"sd3-tiny": "harness-host", "http://gpu:8000": "not-visible"}
+    )
+    assert found.describes == "harness-host"
+    assert found.target_hosts == {"sd3-tiny": "harness-host", "http://gpu:8000": "not-visible"}
