@@ -94,8 +94,8 @@ class EvidenceItem:
     results that differ in nothing the table reads but time)."""
 
     def __post_init__(self) -> None:
-        if len(self.revisions) != len(REVISION_FIELDS) or any(
-            r in UNKNOWN_VALUES for r in self.revisions
+        if len(self.revisions) != len(REVISION_FIELDS) or not UNKNOWN_VALUES.isdisjoint(
+            self.revisions
         ):
             object.__setattr__(self, "revisions", known_revisions(self.revisions))
 

@@ -2,6 +2,7 @@
 
 import gc
 import operator
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -48,9 +49,9 @@ _REVISIONS = operator.attrgetter(*REVISION_FIELDS)
 def _revisions(provenance: Provenance | ProvenanceDigest) -> Revisions:
     """The recorded revisions, "unknown" (as a URL target may report) read as None."""
     values: Revisions = _REVISIONS(provenance)
-    if any(v in UNKNOWN_VALUES for v in values):
-        return tuple(None if v in UNKNOWN_VALUES else v for v in values)
-    return values
+    if UNKNOWN_VALUES.isdisjoint(values):
+        return values
+    return tuple(None if v in UNKNOWN_VALUES else v for v in values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +63,22 @@ class _Held:
     link: str
 
 
+Bucket = tuple[str, int, str | None, Revisions, bool]
+
+
+def _bucket(located: LocatedResult) -> Bucket:
+    """Results the rule table cannot tell apart except by time (outcome, reasons and
+    limitations only matter for the latest conclusive result of a gate): only the latest of
+    each bucket can ever decide a state, so compile keeps that one and a count of the rest."""
+    r = located.result
+    return (r.gate_id, r.gate_version, r.gate_spec_sha256, _revisions(r.provenance),
+            r.outcome.conclusive and not r.startup_only)  # fmt: skip
+
+
 _LEGACY_STARTUP = ("startup-only result (an older record): never promotes",)
 
 
-def _hold(located: LocatedResult, count: int) -> _Held:
+def _hold(located: LocatedResult, bucket: Bucket, count: int) -> _Held:
     r = located.result
     # Results of older releases may be flagged startup-only; they were never meant to promote.
     outcome, reasons = (GateOutcome.SKIPPED, _LEGACY_STARTUP) if r.startup_only else (
@@ -78,24 +91,14 @@ def _hold(located: LocatedResult, count: int) -> _Held:
         outcome=outcome,
         finished_at=r.finished_at,
         has_artifacts=bool(r.artifacts),
-        revisions=_revisions(r.provenance),
-        spec_sha256=r.gate_spec_sha256,
+        revisions=bucket[3],
+        # Held items of a gate share one spec hash string, not one copy per result.
+        spec_sha256=r.gate_spec_sha256 and sys.intern(r.gate_spec_sha256),
         limitations=r.limitations,
         reasons=reasons,
         count=count,
     )
     return _Held(item, tuple(a.sha256 for a in r.artifacts), located.link)
-
-
-Bucket = tuple[str, int, str | None, Revisions, tuple[str, ...], bool]
-
-
-def _bucket(located: LocatedResult) -> Bucket:
-    """Results the rule table cannot tell apart except by time: only the latest of each
-    bucket can ever decide a state, so compile keeps that one and a count of the rest."""
-    r = located.result
-    return (r.gate_id, r.gate_version, r.gate_spec_sha256, _revisions(r.provenance),
-            r.limitations, r.outcome.conclusive and not r.startup_only)  # fmt: skip
 
 
 def compile_matrix(
@@ -121,9 +124,9 @@ def compile_matrix(
             bucket = _bucket(located)
             kept = held.get(bucket)
             if kept is None:
-                held[bucket] = _hold(located, 1)
+                held[bucket] = _hold(located, bucket, 1)
             elif located.result.finished_at >= kept.item.finished_at:
-                held[bucket] = _hold(located, kept.item.count + 1)
+                held[bucket] = _hold(located, bucket, kept.item.count + 1)
             else:
                 held[bucket] = _Held(
                     replace(kept.item, count=kept.item.count + 1), kept.artifacts, kept.link

@@ -6,7 +6,12 @@ Format history of the journal record envelope (``JOURNAL_SCHEMA_VERSION``):
 
 Format history of ``GateResult`` (``RESULT_SCHEMA_VERSION``):
 
-1 - first version.
+1 - first version. Later additions are optional fields with defaults, so records written
+    before them read unchanged: ``limitations`` (absent = none reproduced) and the
+    provenance's ``serve_config_sha256`` (absent = unknown). ``gate_spec_sha256`` now hashes the
+    gate file with every contract or mapping it names (a gate naming none keeps its old hash);
+    a record without it is judged by ``gate_version`` alone, and says so. ``startup_only`` is
+    no longer written; a record carrying ``true`` compiles as not evidence.
 
 To change a format: bump the version in :mod:`omniqual.domain`, add the old version's
 ``migrate(dict) -> dict`` to the registry below under the version it upgrades *from*, and add a

@@ -26,6 +26,7 @@ from omniqual.domain.matrix import MatrixDefinition, RowSpec  # noqa: E402
 from omniqual.domain.outcomes import GateOutcome  # noqa: E402
 from omniqual.domain.provenance import Provenance  # noqa: E402
 from omniqual.domain.result import GateResult  # noqa: E402
+from omniqual.domain.rules import CurrentGate  # noqa: E402
 from omniqual.domain.run import ResultRecorded, RunStarted  # noqa: E402
 from omniqual.engine.compile import compile_matrix  # noqa: E402
 from omniqual.engine.journal import encode_record  # noqa: E402
@@ -36,6 +37,7 @@ from tests.fakes.evidence import FINGERPRINT  # noqa: E402
 
 GATES = ("api-contract", "strict-load", "abort", "soak")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+SPEC = "5" * 64
 
 
 def catalog() -> AxisCatalog:
@@ -81,7 +83,8 @@ def write_runs(root: Path, matrix: LoadedMatrix, n_results: int, per_run: int) -
                 at = T0 + timedelta(seconds=i)
                 result = GateResult(
                     result_id=uuid.UUID(int=i).hex, run_id=run_id, gate_id=GATES[i % 4],
-                    gate_version=1, gate_kind="bench", row=keys[(i // 4) % len(keys)],
+                    gate_version=1, gate_kind="bench", gate_spec_sha256=SPEC,
+                    row=keys[(i // 4) % len(keys)],
                     outcome=outcome, reasons=("r",) if outcome is GateOutcome.FAILED else (),
                     target="bench", artifacts=(artifact,), provenance=provenance,
                     started_at=at, finished_at=at,
@@ -120,7 +123,8 @@ def main() -> None:
 
         t = time.perf_counter()
         compiled = compile_matrix(
-            matrix, dict.fromkeys(GATES, 1), collect_results([root], root), now=T0
+            matrix, dict.fromkeys(GATES, CurrentGate(1, SPEC)), collect_results([root], root),
+            now=T0,
         )
         compile_s = time.perf_counter() - t
         rss_after = max_rss_mib()

@@ -1,6 +1,7 @@
 """Compiling from recorded runs counts only evidence of the row's own checkpoint, server and
 spec content, and turns reproduced contract deviations into `limited` (issue 8)."""
 
+import json
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -140,3 +141,21 @@ def test_an_old_startup_only_record_is_not_evidence(tmp_path: Path) -> None:
     row = base_row(loaded, tmp_path / "runs")
     assert row.state is CellState.NOT_TESTED
     assert row.gate_outcomes["contract"] == "skipped"
+
+
+def test_records_of_the_first_format_still_compile(tmp_path: Path) -> None:
+    loaded = project(tmp_path)
+    record(tmp_path / "runs", loaded, [("contract", O.PASSED, {}), ("load", O.PASSED, {})])
+    journal = next((tmp_path / "runs").glob("*/journal.jsonl"))
+    lines = []
+    for raw in journal.read_text().splitlines():
+        doc = json.loads(raw)
+        if doc["kind"] == "result":  # as the first landing wrote them
+            for key in ("limitations", "gate_spec_sha256"):
+                doc["result"].pop(key)
+            doc["result"]["provenance"] = {"vllm_omni_version": "0.30.0"}
+        lines.append(json.dumps(doc, sort_keys=True) + "\n")
+    journal.write_text("".join(lines))
+    row = base_row(loaded, tmp_path / "runs")
+    assert row.state is CellState.VALIDATED
+    assert "2 result(s) without a recorded spec hash, judged by gate version only" in row.reasons
