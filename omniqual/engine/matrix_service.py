@@ -26,9 +26,6 @@ class ProjectMatrix:
     matrix: LoadedMatrix
     gates: Mapping[str, LoadedGate]
 
-    def gate_versions(self) -> dict[str, int]:
-        return {gate_id: gate.spec.version for gate_id, gate in self.gates.items()}
-
     def current_gates(self) -> dict[str, CurrentGate]:
         """Per gate, the version and content hash a result must carry to be current."""
         return {
