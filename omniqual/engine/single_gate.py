@@ -135,17 +135,27 @@ def rows_served_by(
         )
     deployments = list(dict.fromkeys(v.deployment for v in fitting))
     if len(deployments) > 1:
-        listing = "\n".join(
-            f"  {d}: " + " | ".join(_selector_form(v.row) for v in fitting if v.deployment == d)
-            for d in deployments
-        )
         raise AmbiguousTarget(
             f"{identity.describe()}, which fits rows of {len(deployments)} deployments; a "
-            f"result lands only on the rows the deployment is, so name them with --row "
-            f"(e.g. --row with the axes that tell them apart). Candidates:\n{listing}"
+            "result lands only on the rows the deployment is, so say which one it is with "
+            f"--row. Candidates:\n{_candidates(fitting, deployments)}"
         )
     return [v.row for v in fitting]
 
 
-def _selector_form(key: RowKey) -> str:
-    return ",".join(f"{k}={v}" for k, v in key.items)
+def _candidates(fitting: Sequence[RowVerdict], deployments: Sequence[str]) -> str:
+    """Per deployment, the ``--row`` that picks it: the axes on which the candidates differ."""
+    varying = [
+        axis
+        for axis, _ in fitting[0].row.items
+        if len({v.row.get(axis) for v in fitting}) > 1
+        and len({(v.deployment, v.row.get(axis)) for v in fitting}) == len(deployments)
+    ] or [axis for axis, _ in fitting[0].row.items]
+    lines = []
+    for deployment in deployments:
+        rows = [v.row for v in fitting if v.deployment == deployment]
+        pick = ",".join(f"{axis}={rows[0].get(axis)}" for axis in varying)
+        lines.append(
+            f"  {deployment} ({len(rows)} row{'s' if len(rows) > 1 else ''}): --row {pick}"
+        )
+    return "\n".join(lines)

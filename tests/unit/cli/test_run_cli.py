@@ -91,5 +91,5 @@ def test_gate_run_against_a_url_fitting_several_deployments_lists_them(project: 
         ["gate", "run", "good", "--target", "http://127.0.0.1:9", "--matrix", "matrices/m.yaml"],
     )
     assert result.exit_code == 2, result.output
-    assert "recipe live:" in result.stderr and "recipe live-fp8:" in result.stderr
+    assert "recipe live (2 rows)" in result.stderr and "recipe live-fp8 (1 row)" in result.stderr
     assert not (project / "runs").exists() or not any((project / "runs").iterdir())

@@ -94,8 +94,8 @@ def test_rows_of_several_deployments_stop_with_the_candidates(
     with pytest.raises(AmbiguousTarget) as caught:
         _run()
     message = str(caught.value)
-    assert "recipe live:" in message and "recipe live-fp8:" in message
-    assert "model=m,task=t2i,quantization=fp8,hardware=cpu" in message
+    assert "recipe live (2 rows): --row quantization=none" in message
+    assert "recipe live-fp8 (1 row): --row quantization=fp8" in message
     assert checks.CALLS == []
     # --row names the deployment: then only its rows are recorded.
     assert _run("quantization=none") == [
