@@ -21,17 +21,19 @@ from tests.fakes.fake_config import FakeConfig, FakeFaults
 from tests.fakes.fake_serial import SerialFakeOmni
 
 
-def run(tmp_path: Path, api_mode: str, execution: str | None = None,
+def run(tmp_path: Path, api_mode: str, execution: str | None = None, *,
+        watch: tuple[str, ...] | None = None, hardware: str | None = None,
         **faults: Any) -> tuple[CheckOutcome, SerialFakeOmni]:  # fmt: skip
     server = SerialFakeOmni(FakeConfig(
         image_work_s=0.25, video_queue_s=0.02, video_run_s=0.25, temp_dir=tmp_path, hang_s=5,
         faults=FakeFaults(**faults)))  # fmt: skip
-    params = AbortParams(min_service_s=0.2, watch_dirs=(str(tmp_path),), settle_max_s=0.5,
+    watch_dirs = (str(tmp_path),) if watch is None else watch
+    params = AbortParams(min_service_s=0.2, watch_dirs=watch_dirs, settle_max_s=0.5,
                          health_timeout_s=0.5, cancel_recheck_x_service=1.5,
                          idle_window_s=0.3, work_window_margin_s=0.3)  # fmt: skip
     ctx, _ = context("abort", api_mode, fake=server)
-    if execution is not None:
-        ctx = replace(ctx, row=RowKey((*ctx.row.items, ("execution", execution))))
+    extra = [("execution", execution), ("hardware", hardware)]
+    ctx = replace(ctx, row=RowKey((*ctx.row.items, *((k, v) for k, v in extra if v))))
     return asyncio.run(AbortCheck().run(ctx, params)), server
 
 
@@ -124,3 +126,19 @@ def test_queued_work_that_runs_after_its_cancel_fails_in_any_mode(
     assert case in failed
     assert any(r.startswith(f"{case}: a request cancelled while queued ran after its cancel")
                for r in outcome.reasons), outcome.reasons  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("watch", "hardware", "needle"),
+    [
+        ((), None, "no watch directory"),  # a URL target: its temp dir is unknown
+        (("/nonexistent/omniqual-watch",), None, "missing or unreadable"),
+        (None, "gpu-h200", "NVML is unavailable on a GPU row"),
+    ],
+)
+def test_a_missing_cleanup_signal_is_invalid_never_passed(
+    tmp_path: Path, watch: tuple[str, ...] | None, hardware: str | None, needle: str
+) -> None:
+    outcome, _ = run(tmp_path, "images-generations", watch=watch, hardware=hardware)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert any(needle in r for r in outcome.reasons), outcome.reasons

@@ -10,10 +10,21 @@ from typing import Any
 
 import pytest
 
+from omniqual.checks import soak as soak_module
 from omniqual.checks.base import CheckOutcome
 from omniqual.checks.soak import SoakCheck
-from omniqual.checks.soak_params import SoakParams
+from omniqual.checks.soak_judge import PhaseEvidence, judge_injections, judge_phase
+from omniqual.checks.soak_params import InjectionSpec, PhaseSpec, SoakParams, Validity
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.loadgen.records import (
+    EffectiveLoad,
+    LoadRun,
+    RecordStatus,
+    RequestedLoad,
+    RequestRecord,
+)
+from omniqual.loadgen.saturation import SaturationResult, SloTarget, StopReason
+from omniqual.loadgen.schedule import ArrivalPattern
 from tests.fakes.check_context import Harness, context
 from tests.fakes.fake_config import FakeConfig, FakeFaults, LatencySpike
 from tests.fakes.fake_omni import FakeOmni
@@ -146,3 +157,77 @@ def test_api_mode_without_endpoint_is_skipped(tmp_path: Path) -> None:
     outcome, _ = run(fake(tmp_path), params(tmp_path), "offline")
     assert outcome.outcome is GateOutcome.SKIPPED
     assert "offline" in outcome.reasons[0]
+
+
+def load_run(
+    latencies_s: list[float], *, lag_s: float = 0.0, entries: list[str] | None = None,
+    statuses: list[RecordStatus] | None = None, rate: float = 10.0,
+) -> LoadRun:  # fmt: skip
+    """A run whose requests were scheduled at k/rate, sent ``lag_s`` late, and took the given
+    latencies from their schedule."""
+    n = len(latencies_s)
+    entries = entries or ["small"] * n
+    statuses = statuses or [RecordStatus.OK] * n
+    records = tuple(
+        RequestRecord(i, entries[i], statuses[i], (i + 1) / rate, (i + 1) / rate + lag_s,
+                      (i + 1) / rate + lag_s, (i + 1) / rate + latencies_s[i], False)
+        for i in range(n)
+    )  # fmt: skip
+    effective = EffectiveLoad(n, n, rate, rate, n / rate + max(latencies_s), n / rate, lag_s,
+                              lag_s, 0, 0.0, 0.0, 1)  # fmt: skip
+    requested = RequestedLoad(ArrivalPattern.CONSTANT, rate, None, None, n, None, n, n / rate,
+                              None, None)  # fmt: skip
+    return LoadRun(requested, effective, records, 0.0)
+
+
+def test_slo_miss_while_the_schedule_fell_behind_is_invalid_not_failed() -> None:
+    spec = PhaseSpec(name="near", factor=0.9, requests=40, slo_bound_s=1.0)
+    validity = Validity(confidence=0.95, max_p99_issue_lag_s=0.05, min_phase_requests=20)
+    late = PhaseEvidence(spec, 10.0, load_run([2.0] * 40, lag_s=1.5), (), 1.0)
+    found, _ = judge_phase(late, validity)
+    assert not found.failures, found.failures
+    assert any("client-limited: the schedule had already fallen behind" in r
+               for r in found.invalid), found.invalid  # fmt: skip
+    # The same miss with the client on schedule is the server's: failed.
+    on_time = PhaseEvidence(spec, 10.0, load_run([2.0] * 40), (), 1.0)
+    found, _ = judge_phase(on_time, validity)
+    assert any(r.startswith("phase near: p90 latency") for r in found.failures)
+
+
+def test_injections_answered_before_the_cut_make_the_soak_invalid() -> None:
+    entries = ["small"] * 36 + ["small:cut"] * 4
+    answered = [RecordStatus.OK] * 40
+    found = judge_injections([load_run([0.1] * 40, entries=entries, statuses=answered)],
+                             InjectionSpec(rate=0.1))  # fmt: skip
+    assert found.invalid == [
+        "injections: only 0 of 4 injected faults happened (4 answered before the cut), fewer "
+        "than 50%: the faults were not tested"
+    ]
+    counted = {m.name: m.value for m in found.measurements}
+    assert counted["injected_answered_before_cut"] == 4 and counted["injected_happened"] == 0
+    cut = [RecordStatus.OK] * 36 + [RecordStatus.ABORTED] * 4
+    ok = judge_injections([load_run([0.1] * 40, entries=entries, statuses=cut)],
+                          InjectionSpec(rate=0.1))  # fmt: skip
+    assert not ok.invalid
+
+
+def test_no_injected_request_drawn_is_invalid() -> None:
+    found = judge_injections([load_run([0.1] * 40)], InjectionSpec(rate=0.05))
+    assert found.invalid and "no fault was tested" in found.invalid[0]
+
+
+def test_no_saturation_rate_is_recorded_as_absent_not_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def nothing_passes(*_args: Any) -> SaturationResult:
+        slo = SloTarget(percentile=50, bound_s=1.0)
+        return SaturationResult(slo, (), None, None, StopReason.MIN_RATE_FAILS)
+
+    monkeypatch.setattr(soak_module, "search_saturation", nothing_passes)
+    soak = params(tmp_path, saturation={"probe_requests": 8})
+    outcome, harness = run(fake(tmp_path), soak)
+    assert outcome.outcome is GateOutcome.INVALID
+    assert "saturation_rps" not in {m.name for m in outcome.measurements}
+    summary = json.loads(harness.sink.blobs["soak-summary.json"])
+    assert summary["saturation"]["saturation_rps"] is None
+    assert any("found no passing rate (min_rate_fails)" in r for r in outcome.reasons)
