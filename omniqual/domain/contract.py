@@ -99,9 +99,14 @@ class OutputContract(_Spec):
     kind: Literal["image", "video", "audio"]
     count_field: str | None = Field(default=None, description="Field giving the output count.")
     size_field: str | None = None
-    format_field: str | None = Field(default=None, description="Field giving the image format.")
+    format_field: str | None = Field(
+        default=None, description="Field giving the image format or the audio response format."
+    )
     frames_field: str | None = None
     length_field: str | None = Field(default=None, description="Audio length in seconds.")
+    speed_field: str | None = Field(
+        default=None, description="Audio playback speed: the returned length is length / speed."
+    )
     sample_rate: int | None = Field(default=None, ge=1)
     channels: int | None = Field(default=None, ge=1)
     length_tolerance_s: float = Field(default=0.05, ge=0)

@@ -63,7 +63,14 @@ def _endpoint_problems(
             if getattr(output, key) is None:
                 message = "a video output names the field that sets it (always checked)"
                 problems.append(doc.problem((*loc, "output", key), message))
-    for key in ("count_field", "size_field", "format_field", "frames_field", "length_field"):
+    for key in (
+        "count_field",
+        "size_field",
+        "format_field",
+        "frames_field",
+        "length_field",
+        "speed_field",
+    ):
         named = getattr(output, key)
         if named is not None and named not in names:
             problems.append(doc.problem((*loc, "output", key), f"{named!r} is not a field"))

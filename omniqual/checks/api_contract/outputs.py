@@ -47,6 +47,9 @@ def expected_output(endpoint: EndpointContract, values: Mapping[str, JsonValue])
     fmt = value(out.format_field)
     frames = value(out.frames_field)
     length = value(out.length_field)
+    speed = value(out.speed_field)
+    if isinstance(length, int | float) and isinstance(speed, int | float) and speed > 0:
+        length = length / speed  # vLLM-Omni time-stretches the clip by the requested speed
     size_spec = endpoint.field(out.size_field) if out.size_field else None
     frames_spec = endpoint.field(out.frames_field) if out.frames_field else None
     shape: tuple[int, int] | None = None

@@ -29,10 +29,9 @@ def test_clean_fake_passes_with_declared_deviation_and_evidence(
     assert missing.deviation and missing.outcome is GateOutcome.FAILED
     assert missing.observed_status == "422" and missing.expected_status == "400"
     assert "declared deviation" in _reasons(run)
-    # The skipped max probe is shown as not probed, with its reason.
-    skipped = cases["images-generations/size/max"]
-    assert skipped.outcome is GateOutcome.SKIPPED and "512" in skipped.note
-    assert any("not probed: images-generations/size/max" in r for r in run.outcome.reasons)
+    assert cases["images-generations/size/max"].outcome is GateOutcome.PASSED
+    assert cases["side-effects/async-jobs"].outcome is GateOutcome.PASSED
+    assert cases["side-effects/temp-files"].outcome is GateOutcome.PASSED
     assert cases["parity/videos-async~videos-sync"].outcome is GateOutcome.PASSED
     assert cases["images-generations/n/max"].outcome is GateOutcome.PASSED
     assert cases["audio-generate/audio_length/below-min"].observed_status == "400"
@@ -96,7 +95,12 @@ def test_payload_400_is_a_deviation_when_declared(fake_config: FakeConfig, tmp_p
     )
     (tmp_path / "fake-omni.yaml").write_text(declared)
     fake_config.faults.payload_limit_status = 400
-    run = run_gate(FakeOmni(fake_config), contracts_dir=tmp_path, api_modes=["images-edits"])
+    run = run_gate(
+        FakeOmni(fake_config),
+        contracts_dir=tmp_path,
+        api_modes=["images-edits"],
+        temp_dirs=[str(fake_config.temp_dir)],
+    )
     assert run.outcome.outcome is GateOutcome.PASSED, _reasons(run)
     oversize = next(c for c in run.outcome.cases if c.id == "images-edits/image/oversize")
     assert oversize.deviation and oversize.outcome is not GateOutcome.PASSED
@@ -124,10 +128,23 @@ def test_leaves_temp_file_fails(fake_config: FakeConfig, temp_dir: Path) -> None
     assert "leaves_temp_file" in _reasons(run) and str(temp_dir) in _reasons(run)
 
 
-def test_temp_check_without_dirs_is_recorded_not_silent(fake_config: FakeConfig) -> None:
+def test_temp_check_without_dirs_is_recorded_and_invalid(fake_config: FakeConfig) -> None:
     run = run_gate(FakeOmni(fake_config), api_modes=["images-generations"])
     temp = next(c for c in run.outcome.cases if c.id == "side-effects/temp-files")
-    assert temp.outcome is GateOutcome.SKIPPED and "no temp_dirs" in temp.note
+    assert temp.outcome is GateOutcome.SKIPPED and "no temp dir to watch" in temp.note
+    assert run.outcome.outcome is GateOutcome.INVALID
+    assert "side-effects/temp-files not checked" in _reasons(run)
+
+
+def test_unreadable_temp_dir_is_not_counted_as_empty(
+    fake_config: FakeConfig, tmp_path: Path
+) -> None:
+    missing = tmp_path / "gone"
+    run = run_gate(
+        FakeOmni(fake_config), api_modes=["images-generations"], temp_dirs=[str(missing)]
+    )
+    assert run.outcome.outcome is GateOutcome.INVALID
+    assert "temp dir(s) unreadable" in _reasons(run) and str(missing) in _reasons(run)
 
 
 def test_unhealthy_after_rejection_fails(fake_config: FakeConfig) -> None:
@@ -147,7 +164,12 @@ def test_sync_async_bytes_differ_fails_naming_both_paths(fake_config: FakeConfig
 
 def test_parity_can_be_switched_off(fake_config: FakeConfig) -> None:
     fake_config.faults.sync_async_bytes_differ = True
-    run = run_gate(FakeOmni(fake_config), api_modes=["videos-async"], parity=False)
+    run = run_gate(
+        FakeOmni(fake_config),
+        api_modes=["videos-async"],
+        parity=False,
+        temp_dirs=[str(fake_config.temp_dir)],
+    )
     assert run.outcome.outcome is GateOutcome.PASSED, _reasons(run)
 
 

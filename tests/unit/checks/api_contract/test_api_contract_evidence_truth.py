@@ -1,0 +1,118 @@
+"""Evidence truth for the api_contract gate (tracker issue 8, items 7, 8, 9 and 11): reproduced
+declared deviations are limitations, stale ones fail; the judge names fields precisely; parity
+on an unserved path fails; a side-effect check that cannot run makes the gate invalid; video
+outputs without a sample table fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import CONTRACTS, GateRun, run_gate
+
+from omniqual.checks.api_contract.judge import names_field
+from omniqual.domain.outcomes import GateOutcome
+from tests.fakes import FakeConfig, FakeOmni
+
+
+def _reasons(run: GateRun) -> str:
+    return "\n".join(run.outcome.reasons)
+
+
+def _cases(run: GateRun) -> dict[str, object]:
+    return {c.id: c for c in run.outcome.cases}
+
+
+def _with_deviation(tmp_path: Path, cases: str, status: int, reason: str) -> Path:
+    text = (CONTRACTS / "fake-omni.yaml").read_text() + (
+        f'  - release: "0.30.*"\n    cases: [{cases}]\n    observed_status: {status}\n'
+        f"    reason: {reason}\n"
+    )
+    (tmp_path / "fake-omni.yaml").write_text(text)
+    return tmp_path
+
+
+def test_reproduced_deviation_is_a_limitation_naming_the_case(fake_config: FakeConfig) -> None:
+    run = run_gate(
+        FakeOmni(fake_config), api_modes=["images-edits"], temp_dirs=[str(fake_config.temp_dir)]
+    )
+    assert run.outcome.outcome is GateOutcome.PASSED, _reasons(run)
+    assert run.outcome.limitations == (
+        "the server answers 422, not 400, to an edit without an image (seen: "
+        "images-edits/image/missing-input (no image) -> HTTP 422).",
+    )
+
+
+def test_stale_deviation_fails_until_removed(fake_config: FakeConfig, tmp_path: Path) -> None:
+    contracts = _with_deviation(
+        tmp_path, "images-generations/n/above-max", 200, "accepts n above 10"
+    )
+    run = run_gate(
+        FakeOmni(fake_config),
+        contracts_dir=contracts,
+        api_modes=["images-generations"],
+        temp_dirs=[str(fake_config.temp_dir)],
+    )
+    assert run.outcome.outcome is GateOutcome.FAILED
+    assert "stale deviation: upstream fixed it? images-generations/n/above-max" in _reasons(run)
+    assert run.outcome.limitations == ()
+
+
+def test_error_param_or_whole_word_names_the_field(fake_config: FakeConfig) -> None:
+    fake_config.faults.vague_errors = True  # "Invalid request parameters", no param
+    run = run_gate(FakeOmni(fake_config), api_modes=["images-generations"])
+    below = _cases(run)["images-generations/n/below-min"]
+    assert below.outcome is GateOutcome.FAILED  # type: ignore[attr-defined]
+    assert "does not name the field 'n'" in _reasons(run)
+
+
+@pytest.mark.parametrize(
+    ("param", "message", "field", "named"),
+    [
+        ("body.n", "anything", "n", True),
+        ("seed", "n must be at least 1", "n", False),  # the param decides when it is filled
+        (None, "Invalid value", "n", False),  # "invalid" contains an n, not the word n
+        (None, "n: Input should be greater than or equal to 1", "n", True),
+        (None, "num inference steps must be >= 1", "num_inference_steps", True),
+        (None, "num_inference_steps_x is off", "num_inference_steps", False),
+    ],
+)
+def test_names_field(param: str | None, message: str, field: str, named: bool) -> None:
+    assert names_field(param, message, field) is named
+
+
+def test_parity_on_an_unserved_path_fails(fake_config: FakeConfig) -> None:
+    fake_config.faults.sync_video_not_served = True
+    run = run_gate(
+        FakeOmni(fake_config), api_modes=["videos-async"], temp_dirs=[str(fake_config.temp_dir)]
+    )
+    assert run.outcome.outcome is GateOutcome.FAILED
+    parity = _cases(run)["parity/videos-async~videos-sync"]
+    assert parity.outcome is GateOutcome.FAILED  # type: ignore[attr-defined]
+    assert "/v1/videos/sync is not served (HTTP 404)" in _reasons(run)
+
+
+def test_no_job_list_is_a_recorded_case_and_invalid(fake_config: FakeConfig) -> None:
+    fake_config.faults.no_video_list = True
+    run = run_gate(
+        FakeOmni(fake_config),
+        api_modes=["videos-async"],
+        parity=False,
+        temp_dirs=[str(fake_config.temp_dir)],
+    )
+    jobs = _cases(run)["side-effects/async-jobs"]
+    assert jobs.outcome is GateOutcome.SKIPPED  # type: ignore[attr-defined]
+    assert "GET /v1/videos answered HTTP 405" in jobs.note  # type: ignore[attr-defined]
+    assert run.outcome.outcome is GateOutcome.INVALID
+    assert "side-effects/async-jobs not checked" in _reasons(run)
+
+
+def test_mp4_without_sample_table_fails(fake_config: FakeConfig) -> None:
+    fake_config.faults.mp4_without_sample_table = True
+    run = run_gate(
+        FakeOmni(fake_config),
+        api_modes=["videos-sync"],
+        temp_dirs=[str(fake_config.temp_dir)],
+    )
+    assert run.outcome.outcome is GateOutcome.FAILED
+    assert "no stsz box: frame count unverifiable" in _reasons(run)
