@@ -43,6 +43,10 @@ class FakeFaults(BaseModel):
     latency_spike: LatencySpike | None = None
     drops_requests: int = Field(default=0, ge=0)  # every Nth POST closed unanswered; 0 = off
     garbage_responses: bool = False  # every route but /health answers 200 with non-JSON bytes
+    vague_errors: bool = False  # 400 envelopes: no param, only "Invalid request parameters"
+    no_video_list: bool = False  # GET /v1/videos answers 405 (no job list to compare)
+    sync_video_not_served: bool = False  # POST /v1/videos/sync answers 404
+    mp4_without_sample_table: bool = False  # MP4s carry no stsz box (frame count unverifiable)
 
 
 class FakeConfig(BaseModel):

@@ -138,6 +138,8 @@ class FakeCore:
                 if self.config.faults.unhealthy_after_rejection:
                     self.state.unhealthy = True
         phrase = HTTPStatus(status).phrase
+        if self.config.faults.vague_errors and status == 400:
+            message, param = "Invalid request parameters", None
         if self.config.faults.error_without_envelope:
             return httpx.Response(status, text=phrase, headers={"content-type": "text/plain"})
         body = {"error": {"message": message, "type": phrase, "param": param, "code": status}}
@@ -199,6 +201,11 @@ class FakeCore:
 
 def validated(model: type[B], doc: Any, what: str) -> B:
     try:
-        return model.model_validate(doc)
+        parsed = model.model_validate(doc)
     except ValidationError as exc:
         raise rejection_from(exc, what) from exc
+    for name in ("prompt", "input"):  # like vLLM-Omni's validators: text must be there
+        value = getattr(parsed, name, None)
+        if isinstance(value, str) and not value.strip():
+            raise Rejection(400, f"{name} cannot be empty", name)
+    return parsed

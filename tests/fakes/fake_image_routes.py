@@ -144,7 +144,7 @@ def chat_completions(core: FakeCore, request: httpx.Request) -> Reply:
     params = validated(ChatParams, {**flattened, **body.extra_body}, "extra_body")
     checks.model(body.model)
     prompt, refs = _chat_inputs(body)
-    if prompt is None:
+    if prompt is None or not prompt.strip():
         raise Rejection(400, "No text prompt found in messages", "messages")
     if len(refs) > cfg.max_edit_images:
         raise Rejection(400, "Received multiple input images. Only a single image is supported.")

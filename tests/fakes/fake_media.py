@@ -45,13 +45,27 @@ def make_wav(seconds: float, sample_rate: int, channels: int, *identity: object)
     return out.getvalue()
 
 
-def make_mp4(num_frames: int, *identity: object) -> bytes:
-    """Not a playable video: an `ftyp` box then an `mdat` box of deterministic bytes."""
+def make_mp4(
+    num_frames: int,
+    *identity: object,
+    size: tuple[int, int] = (64, 64),
+    sample_table: bool = True,
+) -> bytes:
+    """Not a playable video: an `ftyp` box, a `moov` box whose video track tells the display size
+    (`tkhd`) and, with `sample_table`, one sample per frame (`stsz`), then deterministic `mdat`."""
     ftyp_payload = b"isom" + struct.pack(">I", 0x200) + b"isomiso2avc1mp41"
-    ftyp = struct.pack(">I", 8 + len(ftyp_payload)) + b"ftyp" + ftyp_payload
+    ftyp = _box(b"ftyp", ftyp_payload)
+    tkhd = _box(b"tkhd", b"\0" * 76 + struct.pack(">II", size[0] << 16, size[1] << 16))
+    hdlr = _box(b"hdlr", b"\0" * 8 + b"vide" + b"\0" * 12)
+    stsz = _box(b"stsz", b"\0" * 8 + struct.pack(">I", num_frames)) if sample_table else b""
+    minf = _box(b"minf", _box(b"stbl", stsz))
+    moov = _box(b"moov", _box(b"trak", tkhd + _box(b"mdia", hdlr + minf)))
     payload = rng_for("video", *identity).randbytes(512 + 64 * num_frames)
-    mdat = struct.pack(">I", 8 + len(payload)) + b"mdat" + payload
-    return ftyp + mdat
+    return ftyp + moov + _box(b"mdat", payload)
+
+
+def _box(kind: bytes, payload: bytes) -> bytes:
+    return struct.pack(">I", 8 + len(payload)) + kind + payload
 
 
 def image_size(data: bytes) -> tuple[int, int] | None:

@@ -163,7 +163,11 @@ def video_content(core: FakeCore, video_id: str) -> Reply:
         "content-type": "video/mp4",
         "content-disposition": f'attachment; filename="{job.id}.mp4"',
     }
-    response = httpx.Response(200, content=make_mp4(job.num_frames, *job.identity), headers=headers)
+    response = httpx.Response(
+        200,
+        content=_mp4(core, job.num_frames, (job.width, job.height), job.identity),
+        headers=headers,
+    )
     return Reply(response, "GET /v1/videos/{id}/content")
 
 
@@ -202,7 +206,14 @@ def delete_video(core: FakeCore, video_id: str) -> Reply:
     return core.ok_json(body, "DELETE /v1/videos/{id}")
 
 
+def _mp4(core: FakeCore, frames: int, size: tuple[int, int], identity: tuple[object, ...]) -> bytes:
+    sample_table = not core.config.faults.mp4_without_sample_table
+    return make_mp4(frames, *identity, size=size, sample_table=sample_table)
+
+
 def list_videos(core: FakeCore, request: httpx.Request) -> Reply:
+    if core.config.faults.no_video_list:
+        raise Rejection(405, "Method Not Allowed")
     query = request.url.params
     order = query.get("order", "desc")
     if order not in {"asc", "desc"}:
@@ -233,6 +244,8 @@ def list_videos(core: FakeCore, request: httpx.Request) -> Reply:
 
 
 def video_sync(core: FakeCore, request: httpx.Request) -> Reply:
+    if core.config.faults.sync_video_not_served:
+        raise Rejection(404, "Not Found")
     params = parse_video(core, core.form(request))
     identity = params.identity
     if core.config.faults.sync_async_bytes_differ:
@@ -247,5 +260,9 @@ def video_sync(core: FakeCore, request: httpx.Request) -> Reply:
         "x-stage-durations": json.dumps({"diffusion": run_s}, separators=(",", ":")),
         "x-peak-memory-mb": "0.0",
     }
-    response = httpx.Response(200, content=make_mp4(params.num_frames, *identity), headers=headers)
+    response = httpx.Response(
+        200,
+        content=_mp4(core, params.num_frames, (params.width, params.height), identity),
+        headers=headers,
+    )
     return Reply(response, "POST /v1/videos/sync", run_s)
