@@ -181,18 +181,21 @@ def _all_pass(
     return ok
 
 
+def _shown(value: str | None) -> str:
+    if value is None:
+        return "unknown"
+    return value if len(value) <= 40 else f"{value[:16]}…"
+
+
 def mixed_revisions(items: Sequence[EvidenceItem]) -> str | None:
-    """The reason, when ``items`` were not all measured on the same checkpoint and server."""
+    """The reason, when ``items`` were not all measured on the same checkpoint and server:
+    each result's gate with the revisions that differ between them."""
     if len({i.revisions for i in items}) <= 1:
         return None
-    differing = [
-        index
-        for index in range(len(REVISION_FIELDS))
-        if len({i.revisions[index] for i in items}) > 1
-    ]
+    differing = [k for k in range(len(REVISION_FIELDS)) if len({i.revisions[k] for i in items}) > 1]
     listed = [
         f"{i.gate_id} ("
-        + ", ".join(f"{REVISION_FIELDS[k]}={(i.revisions[k] or 'unknown')[:16]}" for k in differing)
+        + ", ".join(f"{REVISION_FIELDS[k]}={_shown(i.revisions[k])}" for k in differing)
         + ")"
         for i in sorted(items, key=lambda i: i.gate_id)
     ]

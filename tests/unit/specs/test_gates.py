@@ -3,8 +3,11 @@
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from omniqual.specs.gates import load_gates, named_inputs
 from omniqual.specs.matrix import load_catalog
+from omniqual.specs.source import SpecError
 
 AXES = Path(__file__).resolve().parents[2] / "data" / "mini-project" / "matrices" / "axes.yaml"
 
@@ -51,3 +54,12 @@ def test_regexes_prose_and_the_project_itself_are_not_inputs(tmp_path: Path) -> 
         "nested": {"dir": "sub"},
     }
     assert named_inputs(params, tmp_path) == (tmp_path / "sub",)
+
+
+def test_a_gate_can_no_longer_claim_startup_only(tmp_path: Path) -> None:
+    # Whether a gate promotes a row is the matrix's `requires`/`unsupported_by`; a per-gate
+    # switch that nothing set was a second, hidden way to discard evidence.
+    gates = write_project(tmp_path, "startup_only: true\n")
+    with pytest.raises(SpecError) as raised:
+        load_gates(gates, load_catalog(AXES))
+    assert "g.yaml:4: startup_only" in str(raised.value)
