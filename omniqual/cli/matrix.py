@@ -11,6 +11,7 @@ from omniqual.engine.matrix_service import (
     load_project_matrix,
     write_json,
 )
+from omniqual.engine.plan import serve_config_notes
 
 matrix_app = typer.Typer(no_args_is_help=True, help="Matrix definitions and compiled matrices.")
 
@@ -31,6 +32,8 @@ def validate(
     if problems:
         raise typer.Exit(int(Exit.USAGE))
     typer.echo(f"{file}: ok ({len(loaded.matrix.rows)} rows, {len(loaded.gates)} gates)")
+    for note in serve_config_notes(loaded):
+        typer.echo(f"note: {note}")
 
 
 @matrix_app.command("compile")

@@ -12,7 +12,7 @@ from omniqual.domain.result import GateResult
 from omniqual.engine.matrix_service import ProjectMatrix
 from omniqual.engine.served_identity import REQUEST_AXES, bundled_checkpoint_name
 from omniqual.specs.gates import LoadedGate
-from omniqual.specs.recipes import LoadedRecipe, RecipeBook
+from omniqual.specs.recipes import LoadedRecipe, RecipeBook, load_recipes
 from omniqual.specs.source import SpecError, SpecProblem
 
 
@@ -138,6 +138,14 @@ def same_serve_configs(
         for digest, ids in sorted(by_hash.items())
         if len(ids) > 1
     )
+
+
+def serve_config_notes(loaded: ProjectMatrix) -> tuple[str, ...]:
+    """Same-configuration findings for the recipes the matrix's rows name (none when the
+    project has no runners directory)."""
+    if not loaded.project.runners.is_dir():
+        return ()
+    return same_serve_configs(loaded, load_recipes(loaded.project.runners))
 
 
 def recipe_serve_config(entry: LoadedRecipe) -> str | None:

@@ -78,3 +78,21 @@ def test_shipped_recipes_declare_every_deployment_axis() -> None:
         assert not missing, f"{entry.path}: row does not declare {missing}"
     plan = make_plan(loaded, load_recipes(REPO / "runners"), Selector.parse(""), ())
     assert plan.size > 0 and plan.notes == ()
+
+
+def test_matrix_validate_notes_recipes_with_one_configuration(project: Path) -> None:
+    from typer.testing import CliRunner
+
+    from omniqual.cli.main import app
+
+    runners, matrix = project / "runners", project / "matrices" / "m.yaml"
+    (runners / "a.yaml").write_text(_command("a", "{step-execution: true}"))
+    (runners / "b.yaml").write_text(_command("b", "{step-execution: true, dtype: auto}"))
+    matrix.write_text(
+        "name: m\ndefaults: {hardware: cpu, model: m, quantization: none}\nrows:\n"
+        "  - key: {task: t2i}\n    recipe: a\n    requires: [good]\n"
+        "  - key: {task: t2v}\n    recipe: b\n    requires: [good]\n"
+    )
+    result = CliRunner().invoke(app, ["matrix", "validate", str(matrix)])
+    assert result.exit_code == 0, result.output
+    assert "note: recipes a, b normalize to the same serve configuration" in result.stdout
