@@ -1,10 +1,11 @@
 """The api-contract gate for real: vLLM-Omni 0.30 on the CPU platform, one bundled pipeline at
 a time (launcher + bundled checkpoint), with the server's TMPDIR watched for residue.
 
-Asserts that the gate produced cases and a conclusive outcome, and records what the release
-really does: every case that missed the contract (accepted-but-invalid values, wrong statuses,
-declared deviations) goes into ``api-contract-findings.json`` next to the test's tmp dir, or to
-``$OMNIQUAL_API_CONTRACT_FINDINGS`` when set. Set OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints.
+Asserts that the gate passes with the declared deviations of vLLM-Omni 0.30 as its limitations
+(every one of them reproduced: a stale one would fail the gate), and records what the release
+really does: every case that missed the contract goes into ``api-contract-findings.json`` next
+to the test's tmp dir, or to ``$OMNIQUAL_API_CONTRACT_FINDINGS`` when set. Set
+OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.specs.contracts import load_contract
 
 ROOT = Path(__file__).resolve().parents[3]
 VLLM_BIN = Path(sys.executable).parent / "vllm"
@@ -112,8 +114,7 @@ def test_api_contract_gate_on_embedded_target(
         gate_started = time.perf_counter()
         outcome = asyncio.run(ApiContractCheck().run(ctx, params))
         gate_s = time.perf_counter() - gate_started
-    assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED), outcome.reasons
-    assert outcome.outcome.conclusive and len(outcome.cases) > 20
+    assert len(outcome.cases) > 20
     missed = [
         c.model_dump(mode="json") for c in outcome.cases if c.outcome is not GateOutcome.PASSED
     ]
@@ -124,11 +125,15 @@ def test_api_contract_gate_on_embedded_target(
         "gate_s": round(gate_s, 1),
         "cases": len(outcome.cases),
         "reasons": list(outcome.reasons),
+        "limitations": list(outcome.limitations),
         "missed": missed,
     }
     existing = json.loads(findings_path.read_text()) if findings_path.exists() else {}
     existing[pipeline] = record
     findings_path.write_text(json.dumps(existing, indent=1))
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    declared = load_contract(ROOT / "gates" / "contracts" / f"{pipeline}.yaml").deviations
+    assert len(outcome.limitations) == len(declared)  # each declaration reproduced: a limited row
     print(
         f"\n{pipeline}: {outcome.outcome.value} in {gate_s:.1f}s ({len(outcome.cases)} cases, "
         f"ready {ready_s:.1f}s); findings in {findings_path}"
