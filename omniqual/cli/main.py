@@ -9,6 +9,7 @@ from omniqual.cli.env import env_command
 from omniqual.cli.evidence import evidence_app
 from omniqual.cli.gate import gate_app, run_command
 from omniqual.cli.matrix import matrix_app
+from omniqual.cli.orphans import reap_and_report
 from omniqual.cli.report import report_command
 from omniqual.cli.target import target_app
 
@@ -40,6 +41,7 @@ def root(
     ),
 ) -> None:
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    reap_and_report()  # servers a killed run left behind (its resume included) go first
 
 
 def main() -> None:

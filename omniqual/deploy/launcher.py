@@ -5,7 +5,9 @@ file that becomes an evidence artifact. Startup either ends ready (``LaunchedTar
 time-to-ready and process-tree RSS) or fails with ``LaunchError`` carrying the exit code and the
 log tail. ``probe_startup`` turns either into a ``StartupOutcome`` that a fail-fast gate records
 for recipes expected to be rejected. Every launch writes ``$OMNIQUAL_HOME/targets/<name>.json``;
-non-persistent launches are also stopped by :mod:`omniqual.deploy.reaper` if omniqual exits.
+non-persistent launches are also stopped by :mod:`omniqual.deploy.reaper` if omniqual exits, and
+by their :mod:`omniqual.deploy.watchdog` if omniqual is killed outright (SIGKILL); their state
+records the owning process, so a later command recognises and reaps what a killed run left.
 """
 
 import logging
@@ -22,7 +24,7 @@ from typing import Literal, TypedDict, Unpack
 
 import psutil
 
-from omniqual.deploy import reaper
+from omniqual.deploy import reaper, watchdog
 from omniqual.deploy.ports import free_port, port_in_use
 from omniqual.deploy.process_tree import terminate_tree, tree_rss_bytes
 from omniqual.deploy.readiness import is_ready
@@ -30,6 +32,7 @@ from omniqual.deploy.server_log import log_tail, search_log
 from omniqual.deploy.state import (
     TargetState,
     omniqual_home,
+    owner_identity,
     read_state,
     remove_state,
     write_state,
@@ -156,6 +159,12 @@ def _check_name_free(name: str, recipe_id: str, state_dir: Path | None) -> None:
     held = read_state(name, state_dir)
     if held is None:
         return
+    if held.alive() and held.orphaned():
+        # Left by an omniqual killed outright (e.g. the run being resumed): nobody owns it.
+        logger.warning("stopping %s (pid %d): its owner pid %s is gone", name, held.pid,
+                       held.owner_pid)  # fmt: skip
+        reaper.reap(held, state_dir)
+        return
     if held.alive():
         raise LaunchError(
             f"target {name!r} is already running (pid {held.pid}, {held.url});"
@@ -231,13 +240,19 @@ def launch(recipe: LaunchRecipe, **options: Unpack[LaunchOptions]) -> LaunchedTa
         remove_state(name, state_dir)
 
     reaper.register(proc.pid, cleanup)
+    persist = options.get("persist", False)
     try:
         create_time = psutil.Process(proc.pid).create_time()
+        owner: tuple[int | None, float | None] = (None, None)
+        if not persist:
+            owner = owner_identity()
+            watchdog.start(proc.pid, create_time, grace, log_path)
         url = f"http://{host}:{port}"
         state = TargetState(
             name=name, recipe_id=recipe.id, pid=proc.pid, pgid=proc.pid,
             create_time=create_time, host=host, port=port, url=url, log_path=str(log_path),
-            command=argv, started_at=started_at, grace_s=grace,
+            command=argv, started_at=started_at, grace_s=grace, owner_pid=owner[0],
+            owner_create_time=owner[1],
         )  # fmt: skip
         write_state(state, state_dir)
         _wait_ready(recipe, proc, url, start, argv, log_path)
@@ -255,7 +270,7 @@ def launch(recipe: LaunchRecipe, **options: Unpack[LaunchOptions]) -> LaunchedTa
         if isinstance(exc, LaunchError):
             exc.pid = proc.pid
         raise
-    if options.get("persist", False):
+    if persist:
         reaper.unregister(proc.pid)
     logger.info("%s ready at %s in %.1fs (rss %d bytes)", recipe.id, url, ready_s, rss)
     return LaunchedTarget(
@@ -306,6 +321,7 @@ def _terminate(proc: "subprocess.Popen[bytes]", grace_s: float, host: str, port:
         _children.pop(proc.pid, None)
     except subprocess.TimeoutExpired:
         logger.error("pid %d did not exit after SIGKILL", proc.pid)
+    watchdog.stop(proc.pid)
     _wait_port_released(host, port)
     return killed
 

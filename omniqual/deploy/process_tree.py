@@ -2,7 +2,8 @@
 
 Servers run in their own session, so their process group id is their pid; vLLM's worker
 processes normally stay in that group. Descendants found through psutil are terminated too, in
-case one started its own session.
+case one started its own session. A server recorded by a launcher that has since died is found
+again by (pid, pgid, create time) and stopped process by process (:func:`terminate_recorded`).
 """
 
 import contextlib
@@ -111,3 +112,55 @@ def _pgid_of(proc: psutil.Process) -> int | None:
 def _send(proc: psutil.Process, sig: signal.Signals) -> None:
     with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
         proc.send_signal(sig)
+
+
+def same_process(pid: int, create_time: float) -> bool:
+    """``pid`` is still the process created at ``create_time`` (not a reused pid, not a zombie)."""
+    try:
+        proc = psutil.Process(pid)
+        same = abs(proc.create_time() - create_time) < 0.01
+        return same and proc.status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+def recorded_tree(pid: int, pgid: int, create_time: float) -> list[psutil.Process]:
+    """What is left of a server recorded as (pid, pgid, create_time), after its launcher died:
+    the process and its descendants if it is still the same process, plus members of its group
+    created after it. Never a process that merely reuses a recorded id."""
+    members = tree(pid) if same_process(pid, create_time) else []
+    seen = {proc.pid for proc in members}
+    for proc in psutil.process_iter(["pid", "create_time"]):
+        if proc.info["pid"] in seen or proc.info["pid"] == os.getpid():
+            continue
+        try:
+            in_group = os.getpgid(proc.info["pid"]) == pgid
+        except (ProcessLookupError, PermissionError):
+            continue
+        # A group outlives its leader only while it has members, so a member created after the
+        # recorded leader belongs to it; anything older reuses the number.
+        if in_group and proc.info["create_time"] >= create_time - 0.01:
+            members.append(proc)
+    return _living(members)
+
+
+def terminate_recorded(pid: int, pgid: int, create_time: float, grace_s: float) -> bool:
+    """Stop what :func:`recorded_tree` finds: SIGTERM, then SIGKILL after ``grace_s``.
+
+    Signals go to each process, never to the group id (which may have been reused). Returns
+    True when anything was still running.
+    """
+    members = recorded_tree(pid, pgid, create_time)
+    if not members:
+        return False
+    for proc in members:
+        _send(proc, signal.SIGTERM)
+    _, alive = psutil.wait_procs(members, timeout=grace_s)
+    # Children forked during the grace period belong to the tree too.
+    alive = _living([*alive, *recorded_tree(pid, pgid, create_time)])
+    if alive:
+        logger.info("%d process(es) of server %d ignored SIGTERM; sending SIGKILL", len(alive), pid)
+        for proc in alive:
+            _send(proc, signal.SIGKILL)
+        psutil.wait_procs(alive, timeout=5)
+    return True

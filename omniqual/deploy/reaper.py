@@ -1,4 +1,5 @@
-"""Leave no server behind: stop every non-persistent launched target at exit or on SIGTERM/SIGHUP.
+"""Leave no server behind: stop every non-persistent launched target at exit or on SIGTERM/SIGHUP,
+and reap the servers of runs whose owner process was killed outright.
 
 SIGINT already raises KeyboardInterrupt, which unwinds through ``launched()``. SIGTERM and
 SIGHUP would kill omniqual without unwinding, orphaning servers in their own sessions; so while
@@ -7,6 +8,10 @@ handler when one was installed, otherwise to the default action (re-raised). Pyt
 the main thread install handlers: a launch from the main thread installs them itself and they
 are restored when the last target is gone; a program that launches from worker threads (the
 async engine) calls :func:`install_signal_handlers` once from the main thread instead.
+
+SIGKILL runs none of this; each server's watchdog stops it then. Should one survive anyway (no
+watchdog could start, or it was killed too), its state file still names the dead owner:
+:func:`reap_orphans` stops such servers and returns what it did, for the caller to report.
 """
 
 import atexit
@@ -14,7 +19,12 @@ import logging
 import signal
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
+
+from omniqual.deploy.process_tree import recorded_tree, terminate_recorded
+from omniqual.deploy.state import TargetState, list_states, remove_state
 
 logger = logging.getLogger(__name__)
 
@@ -111,3 +121,32 @@ def _restore_handlers() -> None:
         if signal.getsignal(sig) is _on_signal:
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         del _previous[sig]
+
+
+@dataclass(frozen=True, slots=True)
+class Reaped:
+    """A target of a run whose omniqual process is gone, and what was done about it."""
+
+    name: str
+    pid: int
+    url: str
+    owner_pid: int | None
+    was_running: bool
+    """True: its processes were stopped now; False: only its stale record was removed."""
+
+
+def reap(state: TargetState, state_dir: Path | None = None) -> Reaped:
+    """Stop whatever is left of ``state``'s server (its tree and group) and drop its record."""
+    running = bool(recorded_tree(state.pid, state.pgid, state.create_time))
+    if running:
+        logger.warning("reaping %s (pid %d): its owner pid %s is gone", state.name, state.pid,
+                       state.owner_pid)  # fmt: skip
+        terminate_recorded(state.pid, state.pgid, state.create_time, state.grace_s)
+    remove_state(state.name, state_dir)
+    return Reaped(state.name, state.pid, state.url, state.owner_pid, running)
+
+
+def reap_orphans(state_dir: Path | None = None) -> tuple[Reaped, ...]:
+    """Reap every non-persistent target whose owner process is gone; persistent targets
+    (``target up``) and targets of live omniqual processes are left alone."""
+    return tuple(reap(state, state_dir) for state in list_states(state_dir) if state.orphaned())

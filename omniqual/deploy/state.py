@@ -1,7 +1,9 @@
 """Target state files under ``$OMNIQUAL_HOME/targets/<name>.json``.
 
 They let ``target status`` and ``target down`` find a server another omniqual invocation
-started. A state records the process creation time so a recycled pid is never signalled.
+started. A state records the process creation time so a recycled pid is never signalled, and
+for non-persistent launches the owning omniqual process, so a server whose owner was killed
+outright is recognised as an orphan (:func:`omniqual.deploy.reaper.reap_orphans`).
 """
 
 import os
@@ -10,6 +12,8 @@ from pathlib import Path
 
 import psutil
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from omniqual.deploy.process_tree import same_process
 
 HOME_ENV = "OMNIQUAL_HOME"
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -43,17 +47,26 @@ class TargetState(BaseModel):
     grace_s: float = Field(default=15.0, ge=0)
     time_to_ready_s: float | None = None
     startup_rss_bytes: int | None = None
+    owner_pid: int | None = Field(
+        default=None, description="The omniqual process whose run this server belongs to;"
+        " None for persistent targets (`target up`), which outlive it on purpose.",
+    )  # fmt: skip
+    owner_create_time: float | None = None
 
     def alive(self) -> bool:
         """The recorded process still exists (and is the same process, not a reused pid)."""
-        try:
-            proc = psutil.Process(self.pid)
-            return (
-                abs(proc.create_time() - self.create_time) < 0.01
-                and proc.status() != psutil.STATUS_ZOMBIE
-            )
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return same_process(self.pid, self.create_time)
+
+    def orphaned(self) -> bool:
+        """A non-persistent server whose owner process is gone (killed outright)."""
+        if self.owner_pid is None or self.owner_create_time is None:
             return False
+        return not same_process(self.owner_pid, self.owner_create_time)
+
+
+def owner_identity() -> tuple[int, float]:
+    """(pid, create time) of this process, recorded as the owner of what it launches."""
+    return os.getpid(), psutil.Process().create_time()
 
 
 def state_path(name: str, directory: Path | None = None) -> Path:

@@ -65,3 +65,28 @@ def test_alive_checks_the_process_identity() -> None:
 def test_names_are_restricted() -> None:
     with pytest.raises(ValueError):
         state("../escape")
+
+
+def test_orphaned_means_a_recorded_owner_that_is_gone() -> None:
+    me = psutil.Process(os.getpid())
+    assert not state().orphaned()  # no owner recorded: a persistent `target up`
+    assert not state(owner_pid=me.pid, owner_create_time=me.create_time()).orphaned()
+    assert state(owner_pid=2**22 + 12345, owner_create_time=1.0).orphaned()
+    # The owner's pid now belongs to another process: the owner is gone all the same.
+    assert state(owner_pid=me.pid, owner_create_time=me.create_time() - 100).orphaned()
+
+
+def test_reap_orphans_leaves_live_owners_and_persistent_targets_alone(tmp_path: Path) -> None:
+    from omniqual.deploy.reaper import Reaped, reap_orphans
+
+    me = psutil.Process(os.getpid())
+    write_state(state("mine", owner_pid=me.pid, owner_create_time=me.create_time()), tmp_path)
+    write_state(state("kept"), tmp_path)
+    # A dead owner's record whose server is gone too (pid never used): only the record goes.
+    dead = state("dead", pid=2**22 + 12345, pgid=2**22 + 12345, create_time=1.0,
+                 owner_pid=2**22 + 12346, owner_create_time=1.0)  # fmt: skip
+    write_state(dead, tmp_path)
+    assert reap_orphans(tmp_path) == (
+        Reaped("dead", 2**22 + 12345, dead.url, 2**22 + 12346, was_running=False),
+    )
+    assert [s.name for s in list_states(tmp_path)] == ["kept", "mine"]
