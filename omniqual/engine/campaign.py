@@ -21,7 +21,13 @@ from omniqual.engine.gate_runner import GateJob, check_params, run_gate
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
 from omniqual.engine.plan import PlannedGate, done_keys, is_done, make_plan
 from omniqual.engine.store import RunWriter
-from omniqual.engine.targets import PreparedModel, attempt_launch, prepare_model, served
+from omniqual.engine.targets import (
+    PreparedModel,
+    attempt_launch,
+    check_serves_rows,
+    prepare_model,
+    served,
+)
 from omniqual.specs.campaign import LoadedCampaign
 from omniqual.specs.recipes import LoadedRecipe, load_recipes
 
@@ -133,6 +139,8 @@ async def _run_recipe(
         return
     observe(TargetStarting(recipe.recipe.id))
     async with served(recipe, prepared, writer, url) as target:
+        if target.identity is not None:
+            check_serves_rows(target.identity, recipe.recipe, [i.row for i in online])
         observe(TargetReady(recipe.recipe.id, target.info.url or "", 0.0))
         for item in online:
             job = GateJob(item.gate, item.row, target.info, target.provenance)

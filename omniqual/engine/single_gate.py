@@ -96,6 +96,11 @@ async def run_single_gate(
         identity = await served_identity.identify_deployment(url)
         rows = rows_served_by(identity, loaded, recipes, selected_keys=rows, gate=gate,
                               row_selector=row_selector)  # fmt: skip
+        if is_url and identity.model_ids:
+            # The rows were matched through their own recipes; the given URL is the deployment
+            # serving this id.
+            given = recipe.recipe.model_copy(update={"model": identity.model_ids[0]})
+            recipe = LoadedRecipe(given, recipe.path, recipe.line)
     items = [PlannedGate(gate, key) for key in rows]
     host = NOT_VISIBLE if recipe.recipe.kind is RecipeKind.URL else HARNESS_HOST
     environment = collect_fingerprint(target_hosts={recipe.recipe.url or recipe.recipe.id: host})

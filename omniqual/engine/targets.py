@@ -22,6 +22,7 @@ from omniqual.deploy.launcher import launch, placeholder_values, probe_startup, 
 from omniqual.deploy.serve_config import serve_config_sha256
 from omniqual.deploy.state import omniqual_home
 from omniqual.deploy.target_software import probe_target_software
+from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact
 from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
@@ -33,6 +34,23 @@ from omniqual.specs.recipes import LoadedRecipe
 
 class TargetNotReady(ClientError):
     """A given deployment answered, but not as a ready server."""
+
+
+class TargetMismatch(ClientError):
+    """A given deployment is not what the rows planned on it are: nothing may be recorded."""
+
+
+def check_serves_rows(identity: served_identity.ServedIdentity, recipe: LaunchRecipe,
+                      rows: list[RowKey]) -> None:  # fmt: skip
+    """Stop before any gate when the URL standing in for ``recipe`` is not its deployment."""
+    for row in rows:
+        expected = served_identity.expected_model(recipe, row)
+        verdict = served_identity.judge_row(identity, row, recipe.id, recipe, expected)
+        if verdict.reason is not None:
+            raise TargetMismatch(
+                f"{identity.describe()}, which is not recipe {recipe.id!r} of row {row}: "
+                f"{verdict.reason}; nothing was recorded"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +148,8 @@ class ServedTarget:
     info: TargetInfo
     provenance: Provenance
     """What answered: measured at launch, or what a URL deployment reported about itself."""
+    identity: served_identity.ServedIdentity | None = None
+    """What a URL deployment reported (None for a launch)."""
 
 
 @asynccontextmanager
@@ -145,7 +165,7 @@ async def served(
         identity = await served_identity.identify_deployment(base)
         # Another server answered: nothing of the local recipe's checkpoint or launch applies.
         info = TargetInfo(url=base, recipe=recipe, label=base)
-        yield ServedTarget(info, identity.provenance(prepared.provenance))
+        yield ServedTarget(info, identity.provenance(prepared.provenance), identity)
         return
     log_path = writer.run_dir / "logs" / f"{recipe.id}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,9 +11,11 @@ from omniqual.deploy.serve_config import serve_config_sha256
 from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe
 from omniqual.engine.campaign import run_campaign
+from omniqual.engine.served_identity import ServedIdentity
 from omniqual.engine.store import read_run
-from omniqual.engine.targets import launched_provenance, prepare_model
+from omniqual.engine.targets import TargetMismatch, launched_provenance, prepare_model
 from omniqual.specs.campaign import load_campaign
+from tests.fakes import checks
 from tests.fakes.projects import make_project
 from tests.unit.deploy.test_target_software import make_target_env
 
@@ -99,3 +101,17 @@ def test_a_campaign_url_override_records_the_server_not_the_local_checkpoint(
     environment = read_run(outcome.run_dir).starts[0].environment
     assert environment.describes == "harness-host"
     assert environment.target_hosts == {"live": "not-visible"}
+
+
+def test_a_campaign_url_serving_another_model_records_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path, monkeypatch)
+
+    async def identify(url: str) -> ServedIdentity:
+        return ServedIdentity(url, ("org/wan",), (), {}, UNKNOWN, UNKNOWN, UNKNOWN)
+
+    monkeypatch.setattr("omniqual.engine.served_identity.identify_deployment", identify)
+    with pytest.raises(TargetMismatch, match="serves org/wan, which is not recipe 'live'"):
+        asyncio.run(run_campaign(load_campaign(project / "c.yaml"), command=["t"]))
+    assert checks.CALLS == []
