@@ -8,7 +8,7 @@ held to the row's abort boundary; then ``/health`` within a deadline and the sam
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from omniqual.checks.abort.params import AbortParams
@@ -65,6 +65,8 @@ class AbortDriver:
         self.meter: WorkMeter | None = None
         self.work_base: WorkBaseline | None = None
         self.boundary = Boundary.REQUEST
+        self.work_log: list[dict[str, object]] = []
+        """Per judged cut: the raw window figures behind the verdict (for the summary)."""
 
     async def reading(self) -> WorkReading | None:
         return None if self.meter is None else await self.meter.read()
@@ -89,6 +91,9 @@ class AbortDriver:
                             max_queued_work_x_service=p.max_queued_work_x_service,
                             noise_s=p.work_noise_s, extra_executions=extra)  # fmt: skip
         case.ran_on_s = verdict.ran_on_s
+        self.work_log.append({"case": case.id, "queued": queued, **asdict(window),
+                              "extra_executions": extra, "ran_on_s": verdict.ran_on_s,
+                              "allowed_s": verdict.allowed_s})  # fmt: skip
         if verdict.ran_on_s is not None:
             case.observed.append(f"work after cut {verdict.ran_on_s:.2f} s")
         if verdict.failure is not None:

@@ -241,7 +241,8 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
                        "vllm_omni:num_requests_running/waiting gauges and the server pid is "
                        "unknown (no CPU time)")  # fmt: skip
     summary["work"] = {"boundary": driver.boundary.value, "signals": signals,
-                       "baseline": asdict(driver.work_base)}  # fmt: skip
+                       "baseline": asdict(driver.work_base),
+                       "cuts": driver.work_log}  # filled in as the cuts are judged  # fmt: skip
     async with watch:
         baseline = await watch.snapshot()
         ctx.progress("abort: cases", 0.2)
