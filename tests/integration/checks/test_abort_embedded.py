@@ -1,6 +1,8 @@
 """The abort gate against the real embedded target: sd3-tiny (request mode) and
 qwen-image-tiny-step (QwenImagePipeline with --step-execution, where a cut can stop the denoise
-loop mid-way). Runs `gates/abort.yaml` as written and prints each case (`pytest -s`)."""
+loop mid-way). Runs `gates/abort.yaml` as written on each recipe's row (its execution mode
+decides the abort boundary) and prints each case and the measured work after every cut
+(`pytest -s`)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import asyncio
 import json
 import time
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from test_soak_embedded import MISSING, embedded_context, gate_spec, served  # noqa: F401
@@ -15,6 +18,7 @@ from test_soak_embedded import MISSING, embedded_context, gate_spec, served  # n
 from omniqual.checks.abort import AbortCheck
 from omniqual.checks.abort.params import AbortParams
 from omniqual.deploy.launcher import LaunchedTarget
+from omniqual.domain.axes import RowKey
 from omniqual.domain.outcomes import GateOutcome
 from tests.fakes.memory_sink import MemorySink
 
@@ -43,6 +47,9 @@ def test_abort_gate_on_embedded(
     sink = MemorySink()
     started = time.monotonic()
     ctx = embedded_context(served, gate, "images-generations", sink)
+    execution = "step/1" if served.recipe_id.endswith("-step") else "serial/1"
+    axes = (("execution", execution), ("hardware", "cpu-x86_64-2core"))
+    ctx = replace(ctx, row=RowKey((*ctx.row.items, *axes)))
     outcome = asyncio.run(AbortCheck().run(ctx, AbortParams.model_validate(gate.params)))
     took = time.monotonic() - started
     summary = json.loads(sink.blobs["abort-summary.json"])
@@ -51,6 +58,13 @@ def test_abort_gate_on_embedded(
         f"calibration {summary['calibration']}"
     )
     print("reasons:", *outcome.reasons, sep="\n  ")
+    print("limitations:", *outcome.limitations, sep="\n  ")
+    work = summary["work"]
+    print(f"work signals {work['signals']}; baseline {work['baseline']}")
+    for cut in work["cuts"]:
+        print(f"  {cut['case']}: {cut['ran_on_s']} s after the cut "
+              f"(allowed {cut['allowed_s']:.2f}); cpu {cut['cpu_s']} s in "
+              f"{cut['seconds']:.2f} s, busy {cut['busy_s']} s")
     for case in outcome.cases:
         print(f"  {case.id}: {case.outcome.value} | {case.observed_status} | {case.note}")
     for m in outcome.measurements:
@@ -61,3 +75,9 @@ def test_abort_gate_on_embedded(
     assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED, GateOutcome.INVALID)
     assert len(outcome.cases) >= 6
     assert summary["resource_source"] == "process-tree"
+    assert "process-tree CPU time" in work["signals"]
+    assert any("num_requests_running" in signal for signal in work["signals"])
+    assert len(work["cuts"]) >= 5  # every cut that happened was measured
+    if execution == "step/1":  # measured on this target: step execution stops at the boundary
+        assert not any("step execution: the cut request kept computing" in r
+                       for r in outcome.reasons), outcome.reasons  # fmt: skip
