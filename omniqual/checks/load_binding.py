@@ -321,6 +321,15 @@ class OmniSend:
     async def _cancel(self, trace: JobTrace, binding: EntryBinding) -> SendOutcome:
         if binding.cut_after_s > 0:
             await asyncio.sleep(binding.cut_after_s)
+        # A job that already finished cannot be cut: that injection did not happen, and a
+        # 'completed' seen after the DELETE must not be blamed on ignored cancellation.
+        before = await self.client.send_raw("GET", f"/v1/videos/{trace.job_id}")
+        status = _job_status(before)
+        trace.statuses.append(status)
+        if status == "completed":
+            return SendOutcome(OutcomeStatus.OK, before.status, "answered_before_cut")
+        if status in ("failed", "cancelled"):
+            return SendOutcome(OutcomeStatus.ERROR, before.status, f"job_{status}")
         deleted = await self.client.send_raw("DELETE", f"/v1/videos/{trace.job_id}")
         trace.cancelled = True
         trace.delete_status = deleted.status

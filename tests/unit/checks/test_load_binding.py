@@ -103,6 +103,22 @@ def test_async_jobs_are_traced_and_cancelled() -> None:
     assert cut.cancelled and cut.after_cancel_status == 404 and not cut.served_after_cancel
 
 
+def test_a_job_that_finished_before_its_cancel_is_an_injection_that_did_not_happen() -> None:
+    # The DELETE comes after the job completed: no fault was injected, and the 'completed' it
+    # shows must not read as an ignored cancellation.
+    fake = FakeOmni(FakeConfig(video_queue_s=0.01, video_run_s=0.02))
+    send = _send(fake, cut=EntryBinding(Injection.CANCEL, 0.2, recheck_after_s=0.05))
+
+    async def scenario() -> tuple[OutcomeStatus, str | None]:
+        late = await send(planned(EndpointKind.VIDEO_ASYNC, "cut", 1))
+        await send.client.aclose()
+        return late.status, late.error_kind
+
+    assert asyncio.run(scenario()) == (OutcomeStatus.OK, "answered_before_cut")
+    [job] = send.jobs
+    assert not job.cancelled and fake.state.cancelled_jobs == 0
+
+
 def test_process_gauges_and_memory_trend() -> None:
     text = "# TYPE x gauge\nprocess_resident_memory_bytes 1.5e+09\nprocess_open_fds 42.0\n"
     assert parse_process_gauges(text) == (1_500_000_000, 42)
