@@ -6,6 +6,12 @@ disconnects / job cancellations, while the server's resources and ``/health`` ar
 After a settle period: a final resource point, a known-good request and (async video) a job
 list without orphans. Evidence: per-request records (JSONL), the resource series and health
 probes (JSONL, plus the observer's CSV when the pid is known) and a summary (JSON).
+
+Verdicts blame the right side: an SLO miss while the client had already fallen behind its
+schedule is ``invalid`` (client-limited), injected faults that were answered before their cut
+are counted and a soak whose injections did not happen is ``invalid``, and a saturation rate
+that was not found is recorded as absent (no ``saturation_rps`` measurement, ``null`` in the
+summary), never as 0/s.
 """
 
 import asyncio
