@@ -50,8 +50,8 @@ def with_check_inputs(gate: LoadedGate, root: Path) -> LoadedGate:
     as a default contracts directory) hashed in too, so the spec hash covers them as well."""
     try:
         params = check_params(gate).model_dump(mode="json")
-    except SpecError:  # unknown kind or bad params: running it fails the same way
-        return gate
+    except (SpecError, ImportError):  # unknown kind, bad params or a check whose extra is not
+        return gate  # installed: running the gate fails the same way, nothing is recorded
     inputs = named_inputs(params, root.resolve())
     if inputs == gate.inputs:
         return gate
