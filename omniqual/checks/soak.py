@@ -22,13 +22,7 @@ from typing import Any, ClassVar, Literal
 
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import BindingSettings, OmniSend, endpoint_for
-from omniqual.checks.soak_judge import (
-    Findings,
-    PhaseEvidence,
-    judge_injections,
-    judge_phase,
-    judge_resources,
-)
+from omniqual.checks.soak_judge import Findings, PhaseEvidence, judge_injections, judge_phase
 from omniqual.checks.soak_params import SoakParams
 from omniqual.checks.soak_phases import (
     Calibration,
@@ -40,6 +34,7 @@ from omniqual.checks.soak_phases import (
     solo_request,
     timed,
 )
+from omniqual.checks.soak_resources import judge_resources
 from omniqual.checks.soak_watch import HealthProbe, ResourceWatch, points_jsonl, resolve_watch_dirs
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.evidence import Artifact, Measurement

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omniqual.checks.soak_judge import absent_signals, gpu_growth, judge_resources
 from omniqual.checks.soak_params import Reliability
+from omniqual.checks.soak_resources import absent_signals, gpu_growth, judge_resources
 from omniqual.checks.soak_watch import MIB, ResourcePoint
 
 
@@ -52,3 +52,6 @@ def test_every_absent_signal_is_named() -> None:
         "NVML is unavailable on a GPU row (hardware gpu-a100)",
     ]
     assert absent_signals(point(0), point(1), (Path("/tmp"),), "cpu-x86_64-2core", "x") == []
+    no_devices = point(1, gpu_tree=None, gpu_device=None)
+    [reason] = absent_signals(point(0), no_devices, (Path("/tmp"),), "gpu-h200", "x")
+    assert reason == "x: NVML reported no GPU memory on a GPU row (hardware gpu-h200)"
