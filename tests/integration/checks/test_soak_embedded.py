@@ -66,6 +66,7 @@ def embedded_context(target: LaunchedTarget, gate: GateSpec, api_mode: str,
     return CheckContext(
         gate=gate, row=RowKey((("model", target.recipe_id), ("api_mode", api_mode))),
         target=TargetInfo(url=target.url, pid=target.pid, log_path=target.log_path,
+                          temp_dirs=(target.log_path.parent / "server-tmp",),  # the served TMPDIR
                           label=target.recipe_id),
         artifacts=sink, project_root=ROOT, make_client=lambda: OmniClient(target.url), seed=3,
     )  # fmt: skip
