@@ -60,9 +60,13 @@ def _endpoint_problems(
     output = endpoint.output
     if output.kind == "video":
         for key in ("size_field", "frames_field"):
-            if getattr(output, key) is None:
+            named = getattr(output, key)
+            if named is None:
                 message = "a video output names the field that sets it (always checked)"
                 problems.append(doc.problem((*loc, "output", key), message))
+            elif named not in endpoint.probe:
+                message = f"the probe sets {named!r}, so every video's {key[:-6]} is checked"
+                problems.append(doc.problem((*loc, "probe"), message))
     for key in (
         "count_field",
         "size_field",

@@ -9,18 +9,21 @@ limited); a side-effect check that could not run makes the gate invalid, never a
 import json
 import logging
 import time
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from pydantic import Field
 
-from omniqual.checks.api_contract.cases import Case, plan_cases
+from omniqual.checks.api_contract.cases import Case, generate_cases, plan_cases
 from omniqual.checks.api_contract.exchange import ExchangeRecord, Timeouts, run_case
 from omniqual.checks.api_contract.judge import Judgement, judge, transport_failure
 from omniqual.checks.api_contract.parity import check_parity
 from omniqual.checks.api_contract.side_effects import (
     TempSnapshot,
     health_status,
+    job_case,
     served_release,
+    temp_case,
     video_job_ids,
 )
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
@@ -85,6 +88,19 @@ def select_endpoints(
     return tuple(e for e in contract.endpoints if e.api_mode in modes and task in (None, e.task))
 
 
+def unmatched_deviations(contract: ModelContract) -> list[str]:
+    """A declared case pattern that names no case of the contract can never reproduce, so it
+    could never go stale either: a typo would hide a deviation for good."""
+    ids = [case.id for endpoint in contract.endpoints for case in generate_cases(endpoint)]
+    return [
+        f"declared deviation {index} ({deviation.release}): case pattern {pattern!r} names no "
+        "case of the contract"
+        for index, deviation in enumerate(contract.deviations)
+        for pattern in deviation.cases
+        if not any(fnmatchcase(case_id, pattern) for case_id in ids)
+    ]
+
+
 class _Run:
     """One gate run's state: cases judged so far, failures, exchanges for the artifacts."""
 
@@ -121,6 +137,7 @@ class _Run:
             self.release = await served_release(self.client)
         if await health_status(self.client) != 200:
             return CheckOutcome(GateOutcome.INVALID, ("target is not healthy before the gate",))
+        self.failures.extend(unmatched_deviations(self.contract))
         plan = plan_cases(self.endpoints)
         pairs = self._parity_pairs()
         self.total = len(plan.rejected) + len(plan.accepted) + len(pairs) + 1
@@ -199,27 +216,9 @@ class _Run:
         if not self.async_rejections:
             return
         created = any(f.startswith("creates_job_for_invalid_async") for f in self.failures)
-        if self.unlisted:
-            why = (
-                f"no job list to prove {len(self.unlisted)} rejected async request(s) created "
-                f"no job: {self.unlisted[0]}"
-            )
-            self.invalid.append(f"side-effects/async-jobs not checked: {why}")
-            outcome, observed = GateOutcome.SKIPPED, "not checked"
-        else:
-            why = f"GET /v1/videos before and after each of {self.async_rejections} rejection(s)"
-            outcome = GateOutcome.FAILED if created else GateOutcome.PASSED
-            observed = "new job(s)" if created else "no new job"
-        self.results.append(
-            CaseResult(
-                id="side-effects/async-jobs",
-                endpoint="videos-async",
-                expected_status="no job for a rejected request",
-                observed_status=observed,
-                outcome=GateOutcome.FAILED if created else outcome,
-                note=why[:240],
-            )
-        )
+        result, invalid = job_case(self.async_rejections, self.unlisted, created)
+        self.results.append(result)
+        self.invalid.extend(invalid)
 
     async def _side_effects_after_rejections(self, dirs: list[Path], start: TempSnapshot) -> None:
         if not dirs:
@@ -254,37 +253,10 @@ class _Run:
         self._temp_case(dirs, start)
 
     def _temp_case(self, dirs: list[Path], start: TempSnapshot) -> None:
-        end = TempSnapshot.take(dirs)
-        unreadable = [*start.unreadable, *(u for u in end.unreadable if u not in start.unreadable)]
-        left = end.new_since(start)
-        if left:
-            self.failures.append(
-                f"leaves_temp_file: {len(left)} new entr(y/ies) remain in "
-                f"the temp dirs after the gate: {left[:3]}"
-            )
-        if not dirs or unreadable:
-            why = (
-                f"temp dir(s) unreadable: {unreadable[:3]}"
-                if unreadable
-                else "no temp dir to watch (give params.temp_dirs, or let omniqual launch the "
-                "target so its TMPDIR is watched)"
-            )
-            self.invalid.append(f"side-effects/temp-files not checked: {why}")
-            outcome, observed = GateOutcome.SKIPPED, "not checked"
-        else:
-            why = f"watched {len(dirs)} temp dir(s)"
-            outcome = GateOutcome.FAILED if left else GateOutcome.PASSED
-            observed = f"{len(left)} new" if left else "none new"
-        self.results.append(
-            CaseResult(
-                id="side-effects/temp-files",
-                endpoint="-",
-                expected_status="no new temp files",
-                observed_status=observed,
-                outcome=GateOutcome.FAILED if left else outcome,
-                note=why[:240],
-            )
-        )
+        result, failures, invalid = temp_case(dirs, start, TempSnapshot.take(dirs))
+        self.results.append(result)
+        self.failures.extend(failures)
+        self.invalid.extend(invalid)
 
     def _limitations(self) -> tuple[str, ...]:
         """One reviewer-readable sentence per reproduced declaration: what the server does, and

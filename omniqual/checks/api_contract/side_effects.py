@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omniqual.client import ClientError, OmniClient
+from omniqual.domain.evidence import CaseResult
+from omniqual.domain.outcomes import GateOutcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,3 +85,70 @@ async def served_release(client: OmniClient) -> str | None:
         return None
     version = doc.get("version") if isinstance(doc, dict) else None
     return version if isinstance(version, str) else None
+
+
+def job_case(rejections: int, unlisted: list[str], created: bool) -> tuple[CaseResult, list[str]]:
+    """The recorded no-job check over the rejected async requests, and why it is invalid (when
+    the job list could not be had for some of them)."""
+    if unlisted:
+        why = (
+            f"no job list to prove {len(unlisted)} rejected async request(s) created no job: "
+            f"{unlisted[0]}"
+        )
+        invalid = [f"side-effects/async-jobs not checked: {why}"]
+        outcome, observed = GateOutcome.SKIPPED, "not checked"
+    else:
+        why = f"GET /v1/videos before and after each of {rejections} rejection(s)"
+        invalid, outcome, observed = [], GateOutcome.PASSED, "no new job"
+    if created:
+        outcome, observed = GateOutcome.FAILED, "new job(s)"
+    result = CaseResult(
+        id="side-effects/async-jobs",
+        endpoint="videos-async",
+        expected_status="no job for a rejected request",
+        observed_status=observed,
+        outcome=outcome,
+        note=why[:240],
+    )
+    return result, invalid
+
+
+def temp_case(
+    dirs: list[Path], start: TempSnapshot, end: TempSnapshot
+) -> tuple[CaseResult, list[str], list[str]]:
+    """The recorded temp-residue check: (case, failures, why it is invalid). No directory to
+    watch, or one that cannot be read, is an unchecked signal, never an empty one."""
+    unreadable = [*start.unreadable, *(u for u in end.unreadable if u not in start.unreadable)]
+    left = end.new_since(start)
+    failures = (
+        [
+            f"leaves_temp_file: {len(left)} new entr(y/ies) remain in the temp dirs after the "
+            f"gate: {left[:3]}"
+        ]
+        if left
+        else []
+    )
+    invalid: list[str] = []
+    if not dirs or unreadable:
+        why = (
+            f"temp dir(s) unreadable: {unreadable[:3]}"
+            if unreadable
+            else "no temp dir to watch (give params.temp_dirs, or let omniqual launch the "
+            "target so its TMPDIR is watched)"
+        )
+        invalid.append(f"side-effects/temp-files not checked: {why}")
+        outcome, observed = GateOutcome.SKIPPED, "not checked"
+    else:
+        why = f"watched {len(dirs)} temp dir(s)"
+        outcome, observed = GateOutcome.PASSED, "none new"
+    if left:
+        outcome, observed = GateOutcome.FAILED, f"{len(left)} new"
+    result = CaseResult(
+        id="side-effects/temp-files",
+        endpoint="-",
+        expected_status="no new temp files",
+        observed_status=observed,
+        outcome=outcome,
+        note=why[:240],
+    )
+    return result, failures, invalid

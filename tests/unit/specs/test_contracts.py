@@ -144,3 +144,21 @@ def test_bundled_numeric_fields_cite_their_range(model: str) -> None:
                 assert spec.source.strip(), f"{endpoint.api_mode}.{spec.name}"
                 bounded = spec.min is not None and spec.max is not None
                 assert bounded or spec.unbounded, f"{endpoint.api_mode}.{spec.name}"
+
+
+def test_video_probe_sets_its_size_and_frames(tmp_path: Path) -> None:
+    video = (
+        VALID.replace("images-generations", "videos-sync")
+        .replace("task: t2i", "task: t2v")
+        .replace(
+            "      - {name: size, type: size",
+            "      - {name: num_frames, type: int, min: 1, max: 9, source: official}\n"
+            "      - {name: size, type: size",
+        )
+        .replace(
+            "output: {kind: image, size_field: size}",
+            "output: {kind: video, size_field: size, frames_field: num_frames}",
+        )
+    )
+    with pytest.raises(SpecError, match="the probe sets 'num_frames'"):
+        load_contract(_write(tmp_path, video))

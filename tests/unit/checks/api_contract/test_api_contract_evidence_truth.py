@@ -116,3 +116,15 @@ def test_mp4_without_sample_table_fails(fake_config: FakeConfig) -> None:
     )
     assert run.outcome.outcome is GateOutcome.FAILED
     assert "no stsz box: frame count unverifiable" in _reasons(run)
+
+
+def test_a_deviation_naming_no_case_fails(fake_config: FakeConfig, tmp_path: Path) -> None:
+    contracts = _with_deviation(tmp_path, "images-generations/n/abvoe-max", 200, "typo")
+    run = run_gate(
+        FakeOmni(fake_config),
+        contracts_dir=contracts,
+        api_modes=["images-generations"],
+        temp_dirs=[str(fake_config.temp_dir)],
+    )
+    assert run.outcome.outcome is GateOutcome.FAILED
+    assert "case pattern 'images-generations/n/abvoe-max' names no case" in _reasons(run)
