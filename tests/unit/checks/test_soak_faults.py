@@ -231,3 +231,12 @@ def test_no_saturation_rate_is_recorded_as_absent_not_zero(
     summary = json.loads(harness.sink.blobs["soak-summary.json"])
     assert summary["saturation"]["saturation_rps"] is None
     assert any("found no passing rate (min_rate_fails)" in r for r in outcome.reasons)
+
+
+def test_soak_of_a_url_target_without_a_watch_directory_is_invalid(tmp_path: Path) -> None:
+    # No pid and no watch_dirs: the server's temp dir is unknown, so residue cannot be counted.
+    soak = params(tmp_path, reliability={"settle_s": 0.3, "observer_interval_s": 0.1,
+                                         "health_interval_s": 0.2, "health_timeout_s": 0.5})
+    outcome, _ = run(fake(tmp_path), soak)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert any(r.startswith("soak: no watch directory") for r in outcome.reasons), outcome.reasons
