@@ -1,6 +1,7 @@
 """Tables built from gate results and run records: results, cases, measurements, artifacts,
 parameters, revisions and environment fingerprints. Every value passes through ``redact``."""
 
+import shlex
 from collections.abc import Iterable, Mapping
 
 from omniqual.domain.provenance import Provenance
@@ -122,7 +123,8 @@ def parameter_table(results: Iterable[GateResult], labels: RowLabels) -> Table:
     return Table("Requested and effective parameters", headers, tuple(rows))
 
 
-_PROVENANCE_FIELDS = tuple(Provenance.model_fields)
+# The argv is long and per recipe: it gets its own table rather than a column.
+_PROVENANCE_FIELDS = tuple(f for f in Provenance.model_fields if f != "serve_argv")
 
 
 def revision_table(results: Iterable[GateResult]) -> Table:
@@ -133,6 +135,19 @@ def revision_table(results: Iterable[GateResult]) -> Table:
         tally[values] = tally.get(values, 0) + 1
     rows = tuple((*values, str(n)) for values, n in sorted(tally.items()))
     return Table("Revisions under test", (*_PROVENANCE_FIELDS, "results"), rows)
+
+
+def serve_command_table(results: Iterable[GateResult]) -> Table:
+    """Each distinct serve command exactly as launched (secrets redacted), with its targets."""
+    targets: dict[tuple[str, ...], set[str]] = {}
+    for r in results:
+        if r.provenance.serve_argv:
+            targets.setdefault(r.provenance.serve_argv, set()).add(r.target)
+    rows = tuple(
+        (safe_text(shlex.join(argv)), ", ".join(sorted(names)))
+        for argv, names in sorted(targets.items())
+    )
+    return Table("Serve commands as launched", ("Command", "Targets"), rows)
 
 
 def _fingerprint(run_ids: list[str], env: EnvironmentFingerprint) -> KeyValues:
@@ -153,6 +168,8 @@ def _fingerprint(run_ids: list[str], env: EnvironmentFingerprint) -> KeyValues:
         ("omniqual", env.omniqual_version),
         ("git commit", _optional(env.git_commit) + (" (dirty)" if env.git_dirty else "")),
         ("hostname sha256", env.hostname_hash[:16]),
+        ("describes", env.describes),
+        *((f"target {name}", host) for name, host in sorted(env.target_hosts.items())),
     )
     return KeyValues("Environment fingerprint", items)
 

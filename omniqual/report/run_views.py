@@ -23,6 +23,7 @@ from omniqual.report.evidence_blocks import (
     parameter_table,
     result_table,
     revision_table,
+    serve_command_table,
     row_label,
 )
 from omniqual.report.redact import safe_command, safe_text
@@ -129,6 +130,7 @@ def _contract(results: tuple[GateResult, ...], labels: RowLabels) -> Section:
     )
     blocks = non_empty(
         revision_table(results),
+        serve_command_table(results),
         *_gate_evidence(contract, labels),
         Bullets("Declared deviations from the official contract", deviations),
     )

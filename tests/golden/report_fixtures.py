@@ -43,6 +43,10 @@ PROVENANCE = Provenance(
     checkpoint_sha256="c" * 64,
     vllm_omni_version="0.30.0",
     vllm_omni_commit="1a2b3c4d",
+    serve_config_sha256="e" * 64,
+    serve_argv=("vllm", "serve", "black-forest-labs/FLUX.1-dev", "--omni", "--api-key", "***"),
+    source="launched",
+    target_host="harness-host",
     omniqual_version="0.1.0",
 )
 
