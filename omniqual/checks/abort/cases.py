@@ -100,6 +100,12 @@ class AbortDriver:
             case.fail(verdict.failure)
         if verdict.limitation is not None:
             case.limitations.append(f"{case.id}: {verdict.limitation}")
+        if verdict.failure is None and verdict.limitation is None and window.cpu_s is None and (
+                not p.gauges_prove_stop):  # fmt: skip
+            case.invalid.append(
+                f"{case.id}: no sign of work after the cut on /metrics, but without the server's "
+                "CPU time that proves nothing: its gauges drop at abort whether or not the worker "
+                "stops (seen on vLLM-Omni 0.30 in request mode)")
 
     async def send(self, call: WireCall, timeout_s: float | None = None) -> RawResponse:
         return await self.client.send_raw(

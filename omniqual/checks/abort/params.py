@@ -54,3 +54,9 @@ class AbortParams(CheckParams):
     work_noise_s: float = Field(
         default=0.2, ge=0, description="Measurement slack: poll interval and CPU noise."
     )
+    gauges_prove_stop: bool = Field(
+        default=False,
+        description="Whether /metrics gauges dropping to zero proves the cut work stopped. "
+        "vLLM-Omni 0.30 drops them at abort while a request-mode worker computes on, so "
+        "without the server's CPU time (pid) a clean cut is unproven: invalid.",
+    )

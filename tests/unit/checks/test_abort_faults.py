@@ -21,16 +21,21 @@ from tests.fakes.fake_config import FakeConfig, FakeFaults
 from tests.fakes.fake_serial import SerialFakeOmni
 
 
-def run(tmp_path: Path, api_mode: str, execution: str | None = None, *,
-        watch: tuple[str, ...] | None = None, hardware: str | None = None,
-        **faults: Any) -> tuple[CheckOutcome, SerialFakeOmni]:  # fmt: skip
+def run(
+    tmp_path: Path, api_mode: str, execution: str | None = None, *,
+    watch: tuple[str, ...] | None = None, hardware: str | None = None,
+    gauges_prove_stop: bool = True, **faults: Any,
+) -> tuple[CheckOutcome, SerialFakeOmni]:  # fmt: skip
+    """The fake's /metrics gauges are truthful by construction (they rise while it computes),
+    so by default they are taken as proof that cut work stopped."""
     server = SerialFakeOmni(FakeConfig(
         image_work_s=0.25, video_queue_s=0.02, video_run_s=0.25, temp_dir=tmp_path, hang_s=5,
         faults=FakeFaults(**faults)))  # fmt: skip
     watch_dirs = (str(tmp_path),) if watch is None else watch
     params = AbortParams(min_service_s=0.2, watch_dirs=watch_dirs, settle_max_s=0.5,
                          health_timeout_s=0.5, cancel_recheck_x_service=1.5,
-                         idle_window_s=0.3, work_window_margin_s=0.3)  # fmt: skip
+                         idle_window_s=0.3, work_window_margin_s=0.3,
+                         gauges_prove_stop=gauges_prove_stop)  # fmt: skip
     ctx, _ = context("abort", api_mode, fake=server)
     extra = [("execution", execution), ("hardware", hardware)]
     ctx = replace(ctx, row=RowKey((*ctx.row.items, *((k, v) for k, v in extra if v))))
@@ -142,3 +147,12 @@ def test_a_missing_cleanup_signal_is_invalid_never_passed(
     outcome, _ = run(tmp_path, "images-generations", watch=watch, hardware=hardware)
     assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
     assert any(needle in r for r in outcome.reasons), outcome.reasons
+
+
+def test_gauges_alone_do_not_prove_cut_work_stopped(tmp_path: Path) -> None:
+    # The fake's gauges are truthful, a real vLLM-Omni's are not (they drop at abort while a
+    # request-mode worker computes on): without the server's CPU time a clean cut is unproven.
+    outcome, _ = run(tmp_path, "images-generations", "serial/1", gauges_prove_stop=False)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert any(r.startswith("disconnect-middle: no sign of work after the cut on /metrics")
+               for r in outcome.reasons), outcome.reasons  # fmt: skip
