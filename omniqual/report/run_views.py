@@ -23,8 +23,8 @@ from omniqual.report.evidence_blocks import (
     parameter_table,
     result_table,
     revision_table,
-    serve_command_table,
     row_label,
+    serve_command_table,
 )
 from omniqual.report.redact import safe_command, safe_text
 from omniqual.report.views import MatrixView, matrix_view
