@@ -119,28 +119,69 @@ class _Usable:
     stale: int
 
 
+MAX_STALE_DETAILS = 3
+"""Distinct mismatches one stale note spells out; the rest are counted."""
+
+
+def _stale_note(why: str, details: Mapping[str, int]) -> str | None:
+    """``N result(s) ignored as stale (why): field: value, result has value; ...``: a user can
+    see which pin or spec to change, or which evidence to re-measure."""
+    if not details:
+        return None
+    total = sum(details.values())
+    ordered = sorted(details.items(), key=lambda kv: (-kv[1], kv[0]))
+    counted = len(ordered) > 1
+    shown = [f"{d} ({n})" if counted else d for d, n in ordered[:MAX_STALE_DETAILS]]
+    rest = len(ordered) - MAX_STALE_DETAILS
+    more = f"; and {rest} other mismatches" if rest > 0 else ""
+    return f"{total} result(s) ignored as stale ({why}): {'; '.join(shown)}{more}"
+
+
+def _had(value: str | None) -> str:
+    return "none" if value is None else _shown(value, 12)
+
+
+def _spec_mismatch(item: EvidenceItem, current: CurrentGate | None) -> str | None:
+    """What about the gate's spec changed since ``item`` was recorded, or None."""
+    if current is None:
+        return None
+    if item.gate_version != current.version:
+        return (f"{item.gate_id} gate_version: current {current.version}, result has "
+                f"{item.gate_version}")  # fmt: skip
+    if current.spec_sha256 is not None and item.spec_sha256 not in (None, current.spec_sha256):
+        return (f"{item.gate_id} gate_spec_sha256: current {_had(current.spec_sha256)}, "
+                f"result has {_had(item.spec_sha256)}")  # fmt: skip
+    return None
+
+
+def _revision_mismatch(item: EvidenceItem, target: Revisions) -> str | None:
+    """Every pinned revision ``item`` disagrees with, with both values, or None."""
+    differing = [
+        f"{name}: pinned {_had(t)}, result has {_had(r)}"
+        for name, t, r in zip(REVISION_FIELDS, target, item.revisions, strict=True)
+        if t is not None and t != r
+    ]
+    return "; ".join(differing) or None
+
+
 def _usable(
     items: Iterable[EvidenceItem], gates: Mapping[str, CurrentGate], target: Revisions
 ) -> _Usable:
     latest: dict[str, EvidenceItem] = {}
-    old_spec = other_revision = unhashed = inconclusive = 0
-    pinned = any(t is not None for t in target)
+    old_spec: dict[str, int] = {}
+    other_revision: dict[str, int] = {}
+    unhashed = inconclusive = 0
     for item in items:
         current = gates.get(item.gate_id)
-        if current is not None:
-            if item.gate_version != current.version:
-                old_spec += item.count
-                continue
-            if current.spec_sha256 is not None:
-                if item.spec_sha256 is None:
-                    unhashed += item.count
-                elif item.spec_sha256 != current.spec_sha256:
-                    old_spec += item.count
-                    continue
-        if pinned and any(
-            t is not None and t != r for t, r in zip(target, item.revisions, strict=True)
-        ):
-            other_revision += item.count
+        changed = _spec_mismatch(item, current)
+        if changed is not None:
+            old_spec[changed] = old_spec.get(changed, 0) + item.count
+            continue
+        if current is not None and current.spec_sha256 is not None and item.spec_sha256 is None:
+            unhashed += item.count
+        moved = _revision_mismatch(item, target)
+        if moved is not None:
+            other_revision[moved] = other_revision.get(moved, 0) + item.count
             continue
         if not item.outcome.conclusive:
             inconclusive += item.count
@@ -148,18 +189,20 @@ def _usable(
         held = latest.get(item.gate_id)
         if held is None or item.finished_at >= held.finished_at:
             latest[item.gate_id] = item
-    notes: list[str] = []
-    if old_spec:
-        notes.append(f"{old_spec} result(s) ignored as stale (gate spec, contract or mapping "
-                     "changed since)")  # fmt: skip
-    if other_revision:
-        notes.append(f"{other_revision} result(s) ignored as stale (not the pinned revision)")
+    notes = [
+        note
+        for note in (
+            _stale_note("gate spec, contract or mapping changed since", old_spec),
+            _stale_note("not the pinned revision", other_revision),
+        )
+        if note is not None
+    ]
     if unhashed:
         notes.append(f"{unhashed} result(s) without a recorded spec hash, judged by gate "
                      "version only")  # fmt: skip
     if inconclusive:
         notes.append(f"{inconclusive} invalid/errored/skipped result(s) are not evidence")
-    return _Usable(latest, notes, old_spec + other_revision)
+    return _Usable(latest, notes, sum(old_spec.values()) + sum(other_revision.values()))
 
 
 def _all_pass(
@@ -181,10 +224,10 @@ def _all_pass(
     return ok
 
 
-def _shown(value: str | None) -> str:
+def _shown(value: str | None, keep: int = 16) -> str:
     if value is None:
         return "unknown"
-    return value if len(value) <= 40 else f"{value[:16]}…"
+    return value if len(value) <= 40 else f"{value[:keep]}…"
 
 
 def mixed_revisions(items: Sequence[EvidenceItem]) -> str | None:
