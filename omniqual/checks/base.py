@@ -7,6 +7,7 @@ an exception escaping ``run`` becomes an ``errored`` result.
 """
 
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
@@ -68,6 +69,11 @@ class CheckContext:
     make_client: Callable[[], "OmniClient"]
     """A fresh client for the target (the caller closes it; ``async with``)."""
     launch_expecting_failure: Callable[[LaunchRecipe], Awaitable["LaunchAttempt"]] | None = None
+    serve_reference: Callable[[RowKey], AbstractAsyncContextManager["ServedReference"]] | None = (
+        None
+    )
+    """The deployment of another matrix row (a parity gate's baseline), served for the block;
+    None where the engine cannot serve one (the check is then invalid, never passed)."""
     progress: Progress = field(default=lambda message, fraction: None)
     seed: int = 0
 
@@ -78,6 +84,18 @@ class LaunchAttempt:
 
     startup: StartupOutcome
     log_artifact: Artifact | None
+
+
+@dataclass(frozen=True, slots=True)
+class ServedReference:
+    """A reference deployment served for a check: the baseline row, its recipe and what it is."""
+
+    row: RowKey
+    recipe_id: str
+    target: TargetInfo
+    make_client: Callable[[], "OmniClient"]
+    provenance: Mapping[str, JsonValue] = field(default_factory=dict)
+    """What answered (serve argv, revisions), recorded with the check's result."""
 
 
 @dataclass(frozen=True, slots=True)

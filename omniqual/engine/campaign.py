@@ -17,9 +17,11 @@ from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine.events import GateSkippedAsDone, Observer, TargetReady, TargetStarting, ignore
-from omniqual.engine.gate_runner import GateJob, check_params, run_gate
+from omniqual.engine.gate_runner import GateJob, run_gate
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
 from omniqual.engine.plan import PlannedGate, done_keys, is_done, make_plan
+from omniqual.engine.preflight import validate_before_contact
+from omniqual.engine.references import ReferenceBook, ReferencePool
 from omniqual.engine.store import RunWriter
 from omniqual.engine.targets import (
     PreparedModel,
@@ -63,8 +65,8 @@ async def run_campaign(
     project_matrix = load_project_matrix(loaded.matrix_path)
     recipes = load_recipes(project_matrix.project.runners)
     plan = make_plan(project_matrix, recipes, loaded.selector, loaded.campaign.gates)
-    for gate in {item.gate.spec.id: item.gate for w in plan.work for item in w.items}.values():
-        check_params(gate)  # every spec problem surfaces before anything is launched
+    # Every spec problem (params, contracts, load mappings) surfaces before anything is launched.
+    validate_before_contact(project_matrix, [item for w in plan.work for item in w.items])
     work = [(recipes[w.recipe_id], list(w.items)) for w in plan.work]
     if resume is not None:
         writer = RunWriter.resume(resume)
@@ -76,6 +78,7 @@ async def run_campaign(
         skipped = await run_plan(
             work, writer, root=project_matrix.project.root, command=command, observe=observe,
             seed=loaded.campaign.seed, urls=loaded.campaign.targets,
+            references=ReferenceBook.of(project_matrix, recipes),
         )  # fmt: skip
         results = writer.results
     compiled = compile_from_dirs(project_matrix, [loaded.evidence_root], None)
@@ -101,20 +104,24 @@ async def run_plan(
     observe: Observer = ignore,
     seed: int = 0,
     urls: Mapping[str, str] | None = None,
+    references: ReferenceBook | None = None,
 ) -> int:
-    """Run every planned gate not already in ``writer``'s journal; return how many were skipped."""
+    """Run every planned gate not already in ``writer``'s journal; return how many were skipped.
+    With ``references``, a check may have another row's deployment served as its baseline."""
     done = done_keys(writer.results)
     skipped = 0
     base = base_provenance()
-    for recipe, items in work:
-        todo = [item for item in items if not is_done(item, done)]
-        for item in items:
-            if is_done(item, done):
-                skipped += 1
-                observe(GateSkippedAsDone(item.gate.spec.id, str(item.row)))
-        if todo:
-            url = (urls or {}).get(recipe.recipe.id)
-            await _run_recipe(recipe, todo, writer, url, base, root, command, observe, seed)
+    async with ReferencePool(references or ReferenceBook({}), writer, base, urls) as pool:
+        for recipe, items in work:
+            todo = [item for item in items if not is_done(item, done)]
+            for item in items:
+                if is_done(item, done):
+                    skipped += 1
+                    observe(GateSkippedAsDone(item.gate.spec.id, str(item.row)))
+            if todo:
+                url = (urls or {}).get(recipe.recipe.id)
+                await _run_recipe(recipe, todo, writer, url, base, root, command, observe, seed,
+                                  pool)  # fmt: skip
     return skipped
 
 
@@ -128,6 +135,7 @@ async def _run_recipe(
     command: Sequence[str],
     observe: Observer,
     seed: int,
+    pool: ReferencePool,
 ) -> None:
     prepared = prepare_model(recipe.recipe, base, recipe.directory)
     needs = {item.gate.spec.id: resolve(item.gate.spec.kind).needs for item in items}
@@ -137,7 +145,8 @@ async def _run_recipe(
         await _run_item(item, recipe, prepared, writer, root, command, observe, url=None)
     if not online:
         return
-    observe(TargetStarting(recipe.recipe.id))
+    if url is None and recipe.recipe.kind is not RecipeKind.URL:
+        observe(TargetStarting(recipe.recipe.id))  # a URL target is used, never started
     async with served(recipe, prepared, writer, url) as target:
         if target.identity is not None:
             check_serves_rows(target.identity, recipe.recipe, [i.row for i in online])
@@ -145,7 +154,7 @@ async def _run_recipe(
         for item in online:
             job = GateJob(item.gate, item.row, target.info, target.provenance)
             await run_gate(job, writer, project_root=root, command=command, observe=observe,
-                           seed=seed)  # fmt: skip
+                           seed=seed, serve_reference=pool.serve)  # fmt: skip
 
 
 async def _run_item(

@@ -3,13 +3,21 @@
 import traceback
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, LaunchAttempt, TargetInfo
+from omniqual.checks.base import (
+    CheckContext,
+    CheckOutcome,
+    CheckParams,
+    LaunchAttempt,
+    ServedReference,
+    TargetInfo,
+)
 from omniqual.checks.registry import resolve
 from omniqual.client.client import OmniClient
 from omniqual.domain.axes import RowKey
@@ -58,6 +66,7 @@ async def run_gate(
     launch_expecting_failure: Callable[[LaunchRecipe], Awaitable[LaunchAttempt]] | None = None,
     observe: Observer = ignore,
     seed: int = 0,
+    serve_reference: Callable[[RowKey], AbstractAsyncContextManager[ServedReference]] | None = None,
 ) -> GateResult:
     spec = job.gate.spec
     params = check_params(job.gate)
@@ -78,6 +87,7 @@ async def run_gate(
         project_root=project_root,
         make_client=make_client,
         launch_expecting_failure=launch_expecting_failure,
+        serve_reference=serve_reference,
         progress=lambda message, fraction: observe(GateProgress(spec.id, message, fraction)),
         seed=seed,
     )

@@ -20,6 +20,8 @@ from omniqual.engine.events import Observer, ignore
 from omniqual.engine.gate_runner import check_params
 from omniqual.engine.matrix_service import ProjectMatrix, load_project_matrix
 from omniqual.engine.plan import PlannedGate, disagreements, wanted_gates
+from omniqual.engine.preflight import validate_before_contact
+from omniqual.engine.references import ReferenceBook
 from omniqual.engine.served_identity import RowVerdict, ServedIdentity
 from omniqual.engine.store import RunWriter
 from omniqual.engine.targets import check_reachable
@@ -78,7 +80,8 @@ async def run_single_gate(
     if not selected:
         raise ValueError(
             f"no matrix row matches --row {row_selector!r} for gate {gate_id!r} and target "
-            f"{target!r}; see `omniqual matrix render` for the rows"
+            f"{target!r} in {loaded.matrix.path}; see `omniqual matrix render "
+            f"{loaded.matrix.path} --format md` for its rows, or name another with --matrix"
         )
     problems = [
         p
@@ -88,6 +91,8 @@ async def run_single_gate(
     ]
     if problems:
         raise SpecError(problems)
+    # Contracts and mappings are checked before the target is contacted.
+    validate_before_contact(loaded, [PlannedGate(gate, row.key) for row in selected])
     rows = [row.key for row in selected]
     if recipe.recipe.kind is RecipeKind.URL:
         url = recipe.recipe.url
@@ -107,7 +112,7 @@ async def run_single_gate(
     writer = RunWriter.create(evidence_root, command=command, environment=environment)
     with writer:
         await run_plan([(recipe, items)], writer, root=loaded.project.root, command=command,
-                       observe=observe)  # fmt: skip
+                       observe=observe, references=ReferenceBook.of(loaded, recipes))  # fmt: skip
         return list(writer.results)
 
 
@@ -135,8 +140,9 @@ def rows_served_by(
         why = "; ".join(f"{v.row.get('model')} ({v.deployment}): {v.reason}"
                         for v in verdicts[:4])  # fmt: skip
         raise ValueError(
-            f"{identity.describe()}: no row selected by --row {row_selector!r} for gate "
-            f"{gate.spec.id!r} is that deployment, so nothing would be recorded ({why})"
+            f"{identity.describe()}: no row of {loaded.matrix.path} selected by --row "
+            f"{row_selector!r} for gate {gate.spec.id!r} is that deployment, so nothing would "
+            f"be recorded ({why})"
         )
     deployments = list(dict.fromkeys(v.deployment for v in fitting))
     if len(deployments) > 1:

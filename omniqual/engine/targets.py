@@ -154,9 +154,11 @@ class ServedTarget:
 
 @asynccontextmanager
 async def served(
-    loaded: LoadedRecipe, prepared: PreparedModel, writer: RunWriter, url: str | None
-) -> AsyncIterator[ServedTarget]:
-    """A served target for the block: ``url`` if given, else the recipe launched."""
+    loaded: LoadedRecipe, prepared: PreparedModel, writer: RunWriter, url: str | None,
+    role: str = "",
+) -> AsyncIterator[ServedTarget]:  # fmt: skip
+    """A served target for the block: ``url`` if given, else the recipe launched. ``role``
+    (e.g. ``reference``) names a second launch of a recipe apart from the first (state, log)."""
     recipe = loaded.recipe
     if url is not None or recipe.kind is RecipeKind.URL:
         base = url or recipe.url
@@ -167,13 +169,14 @@ async def served(
         info = TargetInfo(url=base, recipe=recipe, label=base)
         yield ServedTarget(info, identity.provenance(prepared.provenance), identity)
         return
-    log_path = writer.run_dir / "logs" / f"{recipe.id}.log"
+    stem = f"{recipe.id}-{role}" if role else recipe.id
+    log_path = writer.run_dir / "logs" / f"{stem}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     # A private TMPDIR makes the server's temporary files observable: residue is a leak.
     temp_dir = Path(tempfile.mkdtemp(prefix=f"omniqual-{recipe.id}-"))
     target = await asyncio.to_thread(
         launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
-        name=f"run-{writer.run_id}-{recipe.id}", extra_env={"TMPDIR": str(temp_dir)},
+        name=f"run-{writer.run_id}-{stem}", extra_env={"TMPDIR": str(temp_dir)},
     )  # fmt: skip
     try:
         info = TargetInfo(

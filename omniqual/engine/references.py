@@ -1,0 +1,109 @@
+"""Reference deployments for parity checks: the matrix row a check names as its baseline,
+served by that row's recipe (or the campaign's URL for it) while a run needs it.
+
+One reference is live at a time and is shared by every candidate that names the same row, so a
+campaign that qualifies several fast paths of one model launches its baseline once. Asking for
+another row stops the live one first (two tiny servers plus a candidate would crowd a small
+host); the pool stops whatever is live when the run's plan ends."""
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+from omniqual.checks.base import ServedReference
+from omniqual.client.client import OmniClient
+from omniqual.domain.axes import RowKey
+from omniqual.domain.provenance import Provenance
+from omniqual.domain.recipe import Expectation
+from omniqual.engine.matrix_service import ProjectMatrix
+from omniqual.engine.store import RunWriter
+from omniqual.engine.targets import prepare_model, served
+from omniqual.specs.recipes import LoadedRecipe, RecipeBook
+
+
+class ReferenceUnavailable(RuntimeError):
+    """The named baseline row has no recipe that serves (the check records it as invalid)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceBook:
+    """Which recipe realizes each matrix row, by the row key's string form."""
+
+    recipes: Mapping[str, LoadedRecipe]
+
+    @classmethod
+    def of(cls, loaded: ProjectMatrix, recipes: RecipeBook) -> "ReferenceBook":
+        return cls({
+            str(row.key): recipes[row.spec.recipe]
+            for row in loaded.matrix.rows
+            if row.spec.recipe is not None and row.spec.recipe in recipes
+        })  # fmt: skip
+
+    def recipe_for(self, row: RowKey) -> LoadedRecipe:
+        found = self.recipes.get(str(row))
+        if found is None:
+            raise ReferenceUnavailable(f"no matrix row {row} with a recipe to serve the reference")
+        if found.recipe.expect is Expectation.REJECTS:
+            raise ReferenceUnavailable(
+                f"the reference row {row} names recipe {found.recipe.id!r}, which is expected to "
+                "be refused at startup"
+            )
+        return found
+
+
+class ReferencePool:
+    """``async with ReferencePool(...) as pool:`` then ``pool.serve(row)`` per check."""
+
+    def __init__(
+        self,
+        book: ReferenceBook,
+        writer: RunWriter,
+        base: Provenance,
+        urls: Mapping[str, str] | None = None,
+    ) -> None:
+        self._book = book
+        self._writer = writer
+        self._base = base
+        self._urls = dict(urls or {})
+        self._stack: AsyncExitStack | None = None
+        self._live: ServedReference | None = None
+
+    async def __aenter__(self) -> "ReferencePool":
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self._release()
+
+    def serve(self, row: RowKey) -> AbstractAsyncContextManager[ServedReference]:
+        return self._serving(row)
+
+    @asynccontextmanager
+    async def _serving(self, row: RowKey) -> AsyncIterator[ServedReference]:
+        if self._live is None or self._live.row != row:
+            await self._release()
+            self._live = await self._start(row)
+        yield self._live
+
+    async def _start(self, row: RowKey) -> ServedReference:
+        loaded = self._book.recipe_for(row)
+        recipe = loaded.recipe
+        prepared = prepare_model(recipe, self._base, loaded.directory)
+        stack = AsyncExitStack()
+        url = self._urls.get(recipe.id)
+        target = await stack.enter_async_context(
+            served(loaded, prepared, self._writer, url, role="reference")
+        )
+        self._stack = stack
+        info = target.info
+
+        def make_client() -> OmniClient:
+            assert info.url is not None  # served() always yields a URL
+            return OmniClient(info.url, api_key=info.api_key)
+
+        provenance = target.provenance.model_dump(mode="json", exclude_none=True)
+        return ServedReference(row, recipe.id, info, make_client, provenance)
+
+    async def _release(self) -> None:
+        stack, self._stack, self._live = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
