@@ -2,7 +2,7 @@
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from typing import ParamSpec, TypeVar
 
@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from omniqual.specs.recipes import RecipeNotFound
-from omniqual.specs.source import SpecError
+from omniqual.specs.source import SpecError, SpecProblem
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -29,6 +29,18 @@ class Exit(IntEnum):
 def fail(code: Exit, message: str) -> typer.Exit:
     err_console.print(f"[bold red]error:[/] {message}", markup=True)
     return typer.Exit(int(code))
+
+
+def first_of_chains(problems: Sequence[SpecProblem]) -> list[SpecProblem]:
+    """``problems`` without knock-on errors: a problem reported after another one inside the
+    field it names, in the same file, follows from it (pydantic adds "at least 1 item" to a list
+    whose only item failed), so only the first cause of the chain is reported."""
+    return [
+        p
+        for index, p in enumerate(problems)
+        if not p.field
+        or not any(q.file == p.file and q.field.startswith(f"{p.field}.") for q in problems[:index])
+    ]
 
 
 def _target_errors() -> tuple[type[Exception], ...]:
@@ -53,7 +65,7 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except SpecError as exc:
-            for problem in exc.problems:
+            for problem in first_of_chains(exc.problems):
                 err_console.print(str(problem), markup=False)
             raise typer.Exit(int(Exit.USAGE)) from None
         except ValueError as exc:

@@ -2,6 +2,7 @@
 
 import asyncio
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -15,13 +16,31 @@ from omniqual.domain.result import GateResult
 gate_app = typer.Typer(no_args_is_help=True, help="Gates: list them, run one against a target.")
 
 
-def exit_code(results: tuple[GateResult, ...] | list[GateResult]) -> Exit:
+def exit_code(results: Sequence[GateResult]) -> Exit:
+    """3 when a gate errored; 2 when one was skipped (every gate a run plans is one its row
+    needs, and a skip means its contract or spec was missing: a spec error, never "all
+    passed"); 1 when one failed or was invalid; else 0."""
     outcomes = {r.outcome for r in results}
     if GateOutcome.ERRORED in outcomes:
         return Exit.TARGET
+    if GateOutcome.SKIPPED in outcomes:
+        return Exit.USAGE
     if outcomes & {GateOutcome.FAILED, GateOutcome.INVALID}:
         return Exit.FAILED
     return Exit.OK
+
+
+def skipped_error(results: Sequence[GateResult]) -> typer.Exit:
+    """Exit 2, naming every skipped gate with its reason (what to add or fix)."""
+    skipped = [r for r in results if r.outcome is GateOutcome.SKIPPED]
+    lines = [
+        f"{r.gate_id} on {r.row}: {'; '.join(r.reasons) or 'no reason recorded'}" for r in skipped
+    ]
+    return fail(
+        Exit.USAGE,
+        f"{len(skipped)} required gate(s) skipped, so their rows stay `not tested` (a missing "
+        "contract or spec):\n  " + "\n  ".join(lines),
+    )
 
 
 @gate_app.command("list")
@@ -70,7 +89,10 @@ def run_gate_command(
         )  # fmt: skip
     if junit is not None:
         write_junit(results, junit)
-    raise typer.Exit(int(exit_code(results)))
+    code = exit_code(results)
+    if code is Exit.USAGE:
+        raise skipped_error(results)
+    raise typer.Exit(int(code))
 
 
 @user_errors
@@ -106,5 +128,7 @@ def run_command(
     code = exit_code(outcome.results)
     if code is Exit.TARGET:
         raise fail(Exit.TARGET, "a gate errored (harness or infrastructure fault); see the report")
+    if code is Exit.USAGE:  # whatever the exit policy: a skip is a spec error, not a finding
+        raise skipped_error(outcome.results)
     if code is Exit.FAILED and (strict or loaded.campaign.exit_policy == "strict"):
         raise typer.Exit(int(Exit.FAILED))
