@@ -18,6 +18,9 @@ from omniqual.domain.gate import GateSpec
 from omniqual.specs.source import SpecError, SpecProblem, YamlDocument, load_yaml, validate_document
 
 _MAX_PATH = 1024
+WATCHED = frozenset({"temp_dirs", "watch_dirs"})
+"""Params naming directories the server writes to (residue is watched there): they are
+observations, not inputs, so hashing their changing contents would make every result stale."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +67,11 @@ def named_inputs(params: Mapping[str, JsonValue], root: Path) -> tuple[Path, ...
     """Existing files and directories that string values anywhere in ``params`` name, relative
     to ``root`` (never ``root`` itself or one of its ancestors), sorted."""
     found: set[Path] = set()
-    stack: list[JsonValue] = list(params.values())
+    stack: list[JsonValue] = [v for k, v in params.items() if k not in WATCHED]
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
-            stack.extend(value.values())
+            stack.extend(v for k, v in value.items() if k not in WATCHED)
         elif isinstance(value, list):
             stack.extend(value)
         elif isinstance(value, str) and value.strip() and len(value) < _MAX_PATH:

@@ -63,3 +63,16 @@ def test_a_gate_can_no_longer_claim_startup_only(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as raised:
         load_gates(gates, load_catalog(AXES))
     assert "g.yaml:4: startup_only" in str(raised.value)
+
+
+def test_watched_directories_are_not_inputs(tmp_path: Path) -> None:
+    # A URL target's temp dir is named in params so its residue is counted; the server writes
+    # there during the gate, so hashing it would make the gate's own result stale at once.
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "contracts").mkdir()
+    params = {
+        "temp_dirs": [str(tmp_path / "tmp")],
+        "reliability": {"watch_dirs": ["tmp"]},
+        "contracts_dir": "contracts",
+    }
+    assert named_inputs(params, tmp_path) == (tmp_path / "contracts",)
