@@ -45,13 +45,10 @@ class ImageComparison:
 
     @property
     def shape_mismatch(self) -> str | None:
-        """A sentence naming both shapes when they differ, else None."""
+        """A sentence naming both sizes (and channel counts, when those differ), else None."""
         if self.same_shape:
             return None
-        return (
-            f"candidate returned {describe_shape(self.candidate_shape)}, "
-            f"reference {describe_shape(self.reference_shape)}"
-        )
+        return describe_mismatch(self.reference_shape, self.candidate_shape)
 
     def to_measurements(self, prefix: str = "image_") -> tuple[Measurement, ...]:
         """The present metrics as Measurements; an infinite PSNR is left out (JSON has no
@@ -80,6 +77,25 @@ def describe_shape(shape: tuple[int, ...]) -> str:
     if len(shape) == 3:
         return f"{size} with {shape[2]} channel{'s' if shape[2] != 1 else ''}"
     return size
+
+
+def describe_mismatch(reference: tuple[int, ...], candidate: tuple[int, ...]) -> str:
+    """``candidate returned 32x32, reference 64x64``; channel counts join in when they differ."""
+    sentences = []
+    if reference[:2] != candidate[:2]:
+        sentences.append(
+            f"candidate returned {candidate[1]}x{candidate[0]}, "
+            f"reference {reference[1]}x{reference[0]}"
+        )
+    if reference[2:] != candidate[2:]:
+        sentences.append(
+            f"candidate has {_channels(candidate)} channel(s), reference {_channels(reference)}"
+        )
+    return "; ".join(sentences)
+
+
+def _channels(shape: tuple[int, ...]) -> int:
+    return shape[2] if len(shape) == 3 else 1
 
 
 def psnr_db(
@@ -136,10 +152,7 @@ def compare_images(
     ref, cand = _as_hwc(reference), _as_hwc(candidate)
     ref_shape, cand_shape = tuple(ref.shape), tuple(cand.shape)
     if ref_shape != cand_shape:
-        reason = (
-            f"shapes differ: candidate {describe_shape(cand_shape)}, "
-            f"reference {describe_shape(ref_shape)}"
-        )
+        reason = f"shapes differ: {describe_mismatch(ref_shape, cand_shape)}"
         return ImageComparison(
             reference_shape=ref_shape,
             candidate_shape=cand_shape,

@@ -157,6 +157,9 @@ def compare_videos(reference: DecodedVideo, candidate: DecodedVideo) -> VideoCom
         temporal = temporal_difference(ref_frames[:common], cand_frames[:common])
         if temporal is None:
             absent["temporal_difference"] = f"only {common} common frame(s); needs two"
+    if reference.fps is None or candidate.fps is None:
+        side = "reference" if reference.fps is None else "candidate"
+        absent["fps"] = f"the {side} stream declares no frame rate"
     worst = int(np.argmin(psnrs)) if psnrs else None
     return VideoComparison(
         frame_count_match=reference.frame_count == candidate.frame_count,
