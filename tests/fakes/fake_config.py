@@ -47,6 +47,11 @@ class FakeFaults(BaseModel):
     no_video_list: bool = False  # GET /v1/videos answers 405 (no job list to compare)
     sync_video_not_served: bool = False  # POST /v1/videos/sync answers 404
     mp4_without_sample_table: bool = False  # MP4s carry no stsz box (frame count unverifiable)
+    # Image generations that do not do what was asked (reference parity must see it):
+    seed_offset: int = 0  # generate with seed + offset
+    steps_offset: int = 0  # generate with num_inference_steps + offset
+    size_offset: int = 0  # answer images this many pixels wider and taller
+    extra_outputs: int = 0  # answer this many images more than n
 
 
 class FakeConfig(BaseModel):

@@ -54,9 +54,13 @@ def images_generations(core: FakeCore, request: httpx.Request) -> Reply:
     if body.size is not None:
         width, height = checks.dims(*parse_size(body.size))
     fmt, seed = _format(body.output_format), _seed(body.seed)
-    count = min(max(body.n, 0), _MAX_RENDERED)
+    faults = cfg.faults
+    count = min(max(body.n, 0) + faults.extra_outputs, _MAX_RENDERED)
+    steps = body.num_inference_steps
+    steps = steps + faults.steps_offset if steps is not None else None
+    width, height = width + faults.size_offset, height + faults.size_offset
     images = [
-        make_image(width, height, fmt, seed, body.prompt, i, body.num_inference_steps)
+        make_image(width, height, fmt, seed + faults.seed_offset, body.prompt, i, steps)
         for i in range(count)
     ]
     core.leave_temp_file("image")
