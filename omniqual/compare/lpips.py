@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -75,7 +76,11 @@ def _model(net: str) -> Any:
     import lpips
     import torch
 
-    model = lpips.LPIPS(net=net, version=LPIPS_VERSION, pnet_rand=True, verbose=False)
+    with warnings.catch_warnings():
+        # lpips 0.1.4 builds its backbone with torchvision's deprecated ``pretrained=`` argument;
+        # the deprecation is lpips's to fix and says nothing about this measurement.
+        warnings.simplefilter("ignore", UserWarning)
+        model = lpips.LPIPS(net=net, version=LPIPS_VERSION, pnet_rand=True, verbose=False)
     backbone = torch.load(
         torch_hub_checkpoints() / BACKBONE_CHECKPOINTS[net], map_location="cpu", weights_only=True
     )
