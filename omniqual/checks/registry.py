@@ -14,6 +14,7 @@ BUILTIN: dict[str, str] = {
     "fails_fast_request": "omniqual.checks.fails_fast:FailsFastRequestCheck",
     "soak": "omniqual.checks.soak:SoakCheck",
     "abort": "omniqual.checks.abort:AbortCheck",
+    "candidate_parity": "omniqual.checks.parity.candidate:CandidateParityCheck",
     "reference_parity": "omniqual.checks.parity.reference:ReferenceParityCheck",
 }
 

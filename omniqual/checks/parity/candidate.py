@@ -1,0 +1,276 @@
+"""The ``candidate_parity`` check kind (gate ``parity``): a candidate deployment (the row and
+its served recipe) against its reference deployment (by default the dense BF16 resident
+baseline of the same model and API mode), over the shared request set.
+
+Failed: the candidate errs where the reference answers, returns another size or count, or
+lands outside the tolerance its fast path is held to; or its fast path is shown inactive (a
+lossy path whose outputs equal the reference's with nothing showing it at work is the silent
+fallback). Invalid: the reference cannot be served or answer, a fast path's signals are absent,
+or fewer than three timed repetitions succeeded on a side. Otherwise passed."""
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import JsonValue
+
+from omniqual.checks.api_contract.exchange import Timeouts
+from omniqual.checks.base import (
+    ArtifactSink,
+    CheckContext,
+    CheckOutcome,
+    CheckParams,
+    ServedReference,
+    verdict,
+)
+from omniqual.checks.parity.candidate_collect import SideRun, run_side
+from omniqual.checks.parity.candidate_media import OutputPair, VisualOptions, pair_outputs
+from omniqual.checks.parity.candidate_params import (
+    MIN_REPETITIONS,
+    CandidateParityParams,
+    FastPath,
+)
+from omniqual.checks.parity.candidate_proof import (
+    Signal,
+    judge_activity,
+    launch_text,
+    signals_for,
+)
+from omniqual.checks.parity.candidate_summary import (
+    latency_measurements,
+    memory_measurements,
+    memory_note,
+    pair_entry,
+    pair_measurements,
+    side_block,
+    signal_entries,
+)
+from omniqual.checks.parity.requests import ParityCase, parity_cases
+from omniqual.client import ClientError, OmniClient
+from omniqual.domain.axes import RowKey
+from omniqual.domain.contract import EndpointContract
+from omniqual.domain.evidence import Artifact, CaseResult
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.specs.contracts import contract_path, load_contract
+
+MAX_REASONS = 40
+
+
+class _Recording:
+    """The context's sink, remembering what was stored so the result can list it."""
+
+    def __init__(self, sink: ArtifactSink) -> None:
+        self.sink = sink
+        self.stored: dict[str, Artifact] = {}
+
+    def put_artifact(
+        self, data: bytes | Path, *, media_type: str, role: str, name: str
+    ) -> Artifact:
+        artifact = self.sink.put_artifact(data, media_type=media_type, role=role, name=name)
+        self.stored.setdefault(f"{artifact.sha256}:{role}", artifact)
+        return artifact
+
+
+def reference_row(row: RowKey, baseline: dict[str, str]) -> RowKey:
+    """The row with the baseline's axis values: same model, task, API mode and transport."""
+    return RowKey(tuple((axis, baseline.get(axis, value)) for axis, value in row.items))
+
+
+def features_of(row: RowKey, baseline: dict[str, str]) -> list[str]:
+    return [f"{a}={v}" for a, v in row.items if a in baseline and baseline[a] != v]
+
+
+class CandidateParityCheck:
+    kind = "candidate_parity"
+    params_model = CandidateParityParams
+    needs = "server"
+
+    async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
+        assert isinstance(params, CandidateParityParams)
+        endpoint = _endpoint(ctx, params)
+        if isinstance(endpoint, str):
+            return CheckOutcome(GateOutcome.SKIPPED, (endpoint,))
+        features = features_of(ctx.row, params.baseline)
+        if not features:
+            return CheckOutcome(GateOutcome.SKIPPED, ("the row is its own baseline",))
+        undeclared = [f for f in features if params.fast_path(f) is None]
+        if undeclared:
+            why = f"the gate spec declares no fast path for {', '.join(undeclared)}"
+            return CheckOutcome(GateOutcome.INVALID, (why,))
+        paths = [p for f in features if (p := params.fast_path(f)) is not None]
+        baseline = reference_row(ctx.row, params.baseline)
+        if ctx.serve_reference is None:
+            why = f"no reference deployment can be served here (baseline row {baseline})"
+            return CheckOutcome(GateOutcome.INVALID, (why,))
+        cases = parity_cases(params.requests, endpoint)
+        run = _Run(ctx, params, paths, cases)
+        try:
+            async with ctx.serve_reference(baseline) as served:
+                ctx.progress(f"parity: reference {served.recipe_id}", 0.0)
+                reference = await run.side(served.make_client, served.target.pid, 1)
+        except Exception as exc:  # the reference failing is no finding on the candidate
+            why = f"the reference deployment (row {baseline}) could not serve: {exc}"
+            return CheckOutcome(GateOutcome.INVALID, (why,), requested=run.requested(baseline))
+        ctx.progress("parity: candidate", 0.5)
+        concurrent = max(p.concurrent for p in paths)
+        candidate = await run.side(ctx.make_client, ctx.target.pid, concurrent)
+        metrics_text = await _metrics_text(ctx)
+        return run.judge(served, baseline, reference, candidate, metrics_text)
+
+
+def _endpoint(ctx: CheckContext, params: CandidateParityParams) -> EndpointContract | str:
+    model, api_mode = ctx.row.get("model"), ctx.row.get("api_mode")
+    if not model:
+        return "the row has no model axis value"
+    path = contract_path(ctx.project_root / params.contracts_dir, model)
+    if not path.is_file():
+        return f"no contract for model {model!r}: {path}"
+    contract = load_contract(path)
+    found = next((e for e in contract.endpoints if e.api_mode == api_mode), None)
+    return found or f"contract {path.name} declares no endpoint for api_mode {api_mode!r}"
+
+
+async def _metrics_text(ctx: CheckContext) -> str | None:
+    try:
+        async with ctx.make_client() as client:
+            return await client.metrics_text()
+    except ClientError:
+        return None
+
+
+class _Run:
+    def __init__(
+        self,
+        ctx: CheckContext,
+        params: CandidateParityParams,
+        paths: Sequence[FastPath],
+        cases: Sequence[ParityCase],
+    ) -> None:
+        self.ctx, self.params, self.paths, self.cases = ctx, params, paths, cases
+        # Several features at once: a lossy one's tolerance governs (the loosest claim made).
+        self.governing = next((p for p in paths if p.lossy), paths[0])
+        self.tolerance = params.tolerances[self.governing.tolerance]
+        self.sink = _Recording(ctx.artifacts)
+
+    async def side(
+        self, make_client: Callable[[], OmniClient], pid: int | None, concurrent: int
+    ) -> SideRun:
+        params = self.params
+        timeouts = Timeouts(params.request_timeout_s, params.job_timeout_s,
+                            params.poll_interval_s)  # fmt: skip
+        return await run_side(
+            make_client, pid, self.cases, timeouts=timeouts, concurrent=concurrent,
+            warmup=params.latency.warmup, repetitions=params.latency.repetitions,
+            observer_interval_s=params.observer_interval_s,
+        )  # fmt: skip
+
+    def requested(self, baseline: RowKey) -> dict[str, JsonValue]:
+        requests = self.params.requests
+        return {
+            "reference_row": str(baseline),
+            "features": [p.feature for p in self.paths],
+            "cases": len(self.cases),
+            "prompts": len(requests.prompts),
+            "seeds": list(requests.seeds),
+            "repetitions": self.params.latency.repetitions,
+            "warmup": self.params.latency.warmup,
+        }
+
+    def judge(
+        self,
+        served: ServedReference,
+        baseline: RowKey,
+        reference: SideRun,
+        candidate: SideRun,
+        metrics_text: str | None,
+    ) -> CheckOutcome:
+        failures: list[str] = []
+        invalid: list[str] = []
+        pairs: list[OutputPair] = []
+        cases: list[CaseResult] = []
+        for case in self.cases:
+            found, outcome, observed = self._case(case, reference, candidate, failures, invalid)
+            pairs += found
+            cases.append(CaseResult(id=case.id, endpoint=case.api_mode, sent=f"seed {case.seed}",
+                                    expected_status=f"within {self.governing.tolerance}",
+                                    observed_status=observed, outcome=outcome))  # fmt: skip
+        compared = [p for p in pairs if p.comparison is not None]
+        identical = sum(p.identical for p in compared)
+        signals: list[Signal] = []
+        log = launch_text(self.ctx.target.log_path)
+        for path in self.paths:
+            found_signals = signals_for(path, log, metrics_text, identical, len(compared))
+            signals += found_signals
+            failure, invalidity = judge_activity(path, found_signals)
+            failures += [failure] if failure else []
+            invalid += [invalidity] if invalidity else []
+        for side, run in (("reference", reference), ("candidate", candidate)):
+            got = len(run.latency.samples_s)
+            if got < MIN_REPETITIONS:
+                why = "; ".join(dict.fromkeys(run.latency.failures)) or "too few requested"
+                invalid.append(f"too few latency repetitions on the {side}: {got} succeeded, "
+                               f"{MIN_REPETITIONS} needed ({why})")  # fmt: skip
+        kind = self.cases[0].kind if self.cases else "image"
+        notes = [n for s, r in (("reference", reference), ("candidate", candidate))
+                 if (n := memory_note(s, r.memory))]  # fmt: skip
+        effective: dict[str, JsonValue] = {
+            "parity": {
+                "reference_row": str(baseline),
+                "reference_recipe": served.recipe_id,
+                "reference_provenance": dict(served.provenance),
+                "tolerance": self.governing.tolerance,
+                "tolerance_rationale": self.tolerance.rationale,
+                "signals": signal_entries(signals),
+                "pairs": [pair_entry(p, kind) for p in pairs],
+                "reference": side_block(reference),
+                "candidate": side_block(candidate),
+                "notes": list(notes),
+            }
+        }
+        reasons = [*failures, *invalid]
+        if len(reasons) > MAX_REASONS:
+            reasons = [*reasons[:MAX_REASONS], f"… and {len(reasons) - MAX_REASONS} more"]
+        return CheckOutcome(
+            verdict(failures, invalid=invalid),
+            tuple(reasons),
+            measurements=(
+                *pair_measurements(pairs),
+                *latency_measurements(reference.latency, candidate.latency),
+                *memory_measurements(reference.memory, candidate.memory),
+            ),
+            artifacts=tuple(self.sink.stored.values()),
+            cases=tuple(cases),
+            requested=self.requested(baseline),
+            effective=effective,
+        )
+
+    def _case(
+        self,
+        case: ParityCase,
+        reference: SideRun,
+        candidate: SideRun,
+        failures: list[str],
+        invalid: list[str],
+    ) -> tuple[list[OutputPair], GateOutcome, str]:
+        ref, cand = reference.outputs[case.id], candidate.outputs[case.id]
+        if ref.problem is not None:
+            invalid.append(f"{case.id}: the reference gave no output ({ref.problem})")
+            return [], GateOutcome.INVALID, "reference gave no output"
+        if cand.problem is not None:
+            failures.append(f"{case.id}: the candidate gave no output ({cand.problem})")
+            return [], GateOutcome.FAILED, cand.problem
+        if len(cand.media) != len(ref.media):
+            failures.append(f"{case.id}: candidate returned {len(cand.media)} outputs, "
+                            f"reference {len(ref.media)}")  # fmt: skip
+            return [], GateOutcome.FAILED, f"{len(cand.media)} outputs"
+        options = VisualOptions(self.params.thumbnail_side, self.params.difference_gain)
+        sink, tolerance = self.sink, self.tolerance
+        pairs = [
+            pair_outputs(case.kind, case.id, i, r, c, tolerance, sink, options)
+            for i, (r, c) in enumerate(zip(ref.media, cand.media, strict=True))
+        ]
+        found = [reason for p in pairs for reason in p.failures]
+        failures += found
+        outcome = GateOutcome.FAILED if found else GateOutcome.PASSED
+        same = sum(p.identical for p in pairs)
+        observed = f"{same} of {len(pairs)} identical" if not found else found[0][:120]
+        return pairs, outcome, observed

@@ -1,0 +1,265 @@
+"""Gate ``parity`` (candidate against its baseline deployment) with in-process fake servers on
+both sides, no sockets: each way a candidate can fail has its reason, lossless candidates within
+tolerance pass, and too few timed repetitions or an unservable reference are invalid."""
+
+import asyncio
+import base64
+import io
+import json
+import random
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from PIL import Image
+
+from omniqual.checks.base import CheckContext, CheckOutcome, ServedReference, TargetInfo
+from omniqual.checks.parity.candidate import CandidateParityCheck
+from omniqual.checks.parity.candidate_params import CandidateParityParams
+from omniqual.checks.parity.candidate_proof import SILENT_FALLBACK
+from omniqual.client import ClientTimeouts, OmniClient
+from omniqual.domain.axes import RowKey
+from omniqual.domain.gate import GateSpec
+from omniqual.domain.outcomes import GateOutcome
+from tests.fakes.fake_omni import FakeOmni
+from tests.fakes.memory_sink import MemorySink
+
+ROOT = Path(__file__).resolve().parents[4]
+SPEC = yaml.safe_load((ROOT / "gates" / "parity.yaml").read_text())
+BASELINE = {"execution": "serial/1", "quantization": "none", "offload": "resident",
+            "cache_policy": "none", "dtype": "bf16"}  # fmt: skip
+
+Mutate = Callable[[list[bytes]], list[bytes]]
+
+
+def row(**changed: str) -> RowKey:
+    axes = {"model": "sd3-tiny", "task": "t2i", "api_mode": "images-generations",
+            **BASELINE, **changed, "output_transport": "b64-json"}  # fmt: skip
+    return RowKey(tuple(axes.items()))
+
+
+def params(**overrides: Any) -> CandidateParityParams:
+    return CandidateParityParams.model_validate({**SPEC["params"], **overrides})
+
+
+class MutatingTransport(httpx.AsyncBaseTransport):
+    """The fake's answers with every returned image rewritten by ``mutate``: a candidate that
+    returns other media than the server it wraps."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, mutate: Mutate) -> None:
+        self.inner, self.mutate = inner, mutate
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.url.path != "/v1/images/generations" or response.status_code != 200:
+            return response
+        body = json.loads(await response.aread())
+        images = [base64.b64decode(d["b64_json"]) for d in body["data"]]
+        body["data"] = [{"b64_json": base64.b64encode(i).decode()} for i in self.mutate(images)]
+        return httpx.Response(200, json=body)
+
+
+def _png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def wider(images: list[bytes]) -> list[bytes]:
+    opened = [Image.open(io.BytesIO(i)).convert("RGB") for i in images]
+    return [_png(i.resize((i.width + 16, i.height))) for i in opened]
+
+
+def one_more(images: list[bytes]) -> list[bytes]:
+    return [*images, images[-1]]
+
+
+def noisy(levels: int) -> Mutate:
+    def mutate(images: list[bytes]) -> list[bytes]:
+        rng = random.Random(7)
+        found = []
+        for data in images:
+            image = Image.open(io.BytesIO(data)).convert("RGB")
+            moved = bytes(min(255, max(0, v + rng.randint(-levels, levels)))
+                          for v in image.tobytes())  # fmt: skip
+            found.append(_png(Image.frombytes("RGB", image.size, moved)))
+        return found
+
+    return mutate
+
+
+def client_for(fake: FakeOmni, mutate: Mutate | None = None) -> Callable[[], OmniClient]:
+    def make() -> OmniClient:
+        inner: httpx.AsyncBaseTransport = fake.transport()
+        transport = MutatingTransport(inner, mutate) if mutate else inner
+        return OmniClient("http://fake.invalid", transport=transport, timeouts=ClientTimeouts())
+
+    return make
+
+
+def run(
+    key: RowKey,
+    p: CandidateParityParams,
+    *,
+    mutate: Mutate | None = None,
+    log: str | None = None,
+    tmp_path: Path,
+    reference_fails: bool = False,
+) -> tuple[CheckOutcome, MemorySink]:
+    sink = MemorySink()
+    reference = FakeOmni()
+    log_path = None
+    if log is not None:
+        log_path = tmp_path / "candidate.log"
+        log_path.write_text(log)
+    served_rows: list[RowKey] = []
+
+    @asynccontextmanager
+    async def serve_reference(baseline: RowKey) -> AsyncIterator[ServedReference]:
+        served_rows.append(baseline)
+        if reference_fails:
+            raise RuntimeError("reference server exited with code 1 during startup")
+        target = TargetInfo(url="http://reference.invalid", label="reference")
+        yield ServedReference(baseline, "sd3-tiny", target, client_for(reference),
+                              {"model": "sd3-tiny"})  # fmt: skip
+
+    ctx = CheckContext(
+        gate=GateSpec(id="parity", kind="candidate_parity", version=1), row=key,
+        target=TargetInfo(url="http://fake.invalid", log_path=log_path, label="candidate"),
+        artifacts=sink, project_root=ROOT, make_client=client_for(FakeOmni(), mutate),
+        serve_reference=serve_reference,
+    )  # fmt: skip
+    outcome = asyncio.run(CandidateParityCheck().run(ctx, p))
+    if not reference_fails:
+        assert served_rows == [row()], "the reference is the dense BF16 resident baseline row"
+    return outcome, sink
+
+
+FP8_LOG = (
+    "# omniqual launch sd3-tiny-fp8 at 2026-11-30T23:31:48+00:00\n"
+    "INFO [factory.py:409] Building quantization config: fp8\n"
+    "INFO [diffusers_loader.py:470] Stream-offloaded 0 online-quantized layers to CPU during "
+    "weight loading\n"
+)
+
+
+def test_silently_inactive_fp8_fails_as_silent_fallback(tmp_path: Path) -> None:
+    outcome, _ = run(row(quantization="fp8-online-dit"), params(), log=FP8_LOG, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED
+    (reason,) = [r for r in outcome.reasons if SILENT_FALLBACK in r]
+    assert "online-quantized layers = 0" in reason
+    assert "every output identical to the reference" in reason
+    identical = {m.name: m.value for m in outcome.measurements}["outputs_identical"]
+    assert identical == 6  # 3 prompts x 2 seeds, one image each
+
+
+def test_inactive_lossy_path_without_any_log_is_still_a_silent_fallback(tmp_path: Path) -> None:
+    outcome, _ = run(row(cache_policy="cache_dit"), params(), tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any(SILENT_FALLBACK in r for r in outcome.reasons)
+
+
+def test_candidate_of_another_size_fails(tmp_path: Path) -> None:
+    outcome, _ = run(row(dtype="fp32"), params(), mutate=wider, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any("candidate returned 80x64" in r and "reference 64x64" in r
+               for r in outcome.reasons), outcome.reasons  # fmt: skip
+
+
+def test_candidate_of_another_count_fails(tmp_path: Path) -> None:
+    outcome, _ = run(row(dtype="fp32"), params(), mutate=one_more, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any("candidate returned 2 outputs, reference 1" in r for r in outcome.reasons)
+
+
+def test_noise_beyond_the_dtype_tolerance_fails(tmp_path: Path) -> None:
+    outcome, _ = run(row(dtype="fp32"), params(), mutate=noisy(60), tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any("psnr" in r and "below the minimum 25 dB" in r for r in outcome.reasons)
+    worst = {m.name: m.value for m in outcome.measurements}["worst_psnr"]
+    assert 14.0 < worst < 22.0  # uniform ±60 levels: about 17 dB
+
+
+def test_lossy_path_shown_active_by_its_difference_passes_within_tolerance(tmp_path: Path) -> None:
+    outcome, _ = run(row(cache_policy="cache_dit"), params(), mutate=noisy(4), tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    [signal] = [s for s in outcome.effective["parity"]["signals"] if s["source"] == "output"]
+    assert signal["active"] is True
+
+
+def test_lossless_offload_within_its_exact_tolerance_passes(tmp_path: Path) -> None:
+    log = "INFO Enabling offloader backend: LayerWiseOffloadBackend\n"
+    outcome, sink = run(row(offload="layerwise-nopin"), params(), log=log, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    names = {m.name: m for m in outcome.measurements}
+    assert names["candidate_latency_median"].samples == 3
+    assert names["reference_latency_median"].samples == 3
+    assert "latency_delta_median" in names
+    pairs = outcome.effective["parity"]["pairs"]
+    assert len(pairs) == 6
+    first = pairs[0]
+    stored = {a.sha256 for a in outcome.artifacts}
+    for role in ("reference", "candidate", "reference_thumb", "candidate_thumb", "difference"):
+        assert first["files"][role] in stored
+    assert all(case.outcome is GateOutcome.PASSED for case in outcome.cases)
+    assert not any("a red cube" in name for name in sink.blobs), "prompts never name artifacts"
+
+
+def test_lossless_offload_with_pixels_changed_fails_its_exact_tolerance(tmp_path: Path) -> None:
+    log = "INFO Enabling offloader backend: LayerWiseOffloadBackend\n"
+    outcome, _ = run(row(offload="layerwise-nopin"), params(), log=log, mutate=noisy(1),
+                     tmp_path=tmp_path)  # fmt: skip
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any("where exact equality is required" in r for r in outcome.reasons)
+
+
+def test_batched_candidate_within_the_batch_tolerance_passes(tmp_path: Path) -> None:
+    key = row(execution="request-batch/2+50ms")
+    outcome, _ = run(key, params(), tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+
+
+def test_too_few_repetitions_are_invalid(tmp_path: Path) -> None:
+    log = "INFO Enabling offloader backend: LayerWiseOffloadBackend\n"
+    p = params(latency={"warmup": 1, "repetitions": 2})
+    outcome, _ = run(row(offload="layerwise-nopin"), p, log=log, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.INVALID
+    assert any("too few latency repetitions on the reference: 2 succeeded, 3 needed" in r
+               for r in outcome.reasons)  # fmt: skip
+
+
+def test_a_declared_signal_that_is_absent_leaves_the_gate_invalid(tmp_path: Path) -> None:
+    outcome, _ = run(row(offload="layerwise-nopin"), params(), log="INFO nothing\n",
+                     tmp_path=tmp_path)  # fmt: skip
+    assert outcome.outcome is GateOutcome.INVALID
+    assert any("fast path not shown active" in r for r in outcome.reasons)
+
+
+def test_a_reference_that_cannot_be_served_is_invalid(tmp_path: Path) -> None:
+    outcome, _ = run(row(dtype="fp32"), params(), tmp_path=tmp_path, reference_fails=True)
+    assert outcome.outcome is GateOutcome.INVALID
+    assert "could not serve" in outcome.reasons[0]
+
+
+def test_the_baseline_row_itself_is_skipped(tmp_path: Path) -> None:
+    outcome = asyncio.run(_baseline(tmp_path))
+    assert outcome.outcome is GateOutcome.SKIPPED
+    assert outcome.reasons == ("the row is its own baseline",)
+
+
+async def _baseline(tmp_path: Path) -> CheckOutcome:
+    ctx = CheckContext(
+        gate=GateSpec(id="parity", kind="candidate_parity", version=1), row=row(),
+        target=TargetInfo(url="http://fake.invalid"), artifacts=MemorySink(), project_root=ROOT,
+        make_client=client_for(FakeOmni()),
+    )  # fmt: skip
+    return await CandidateParityCheck().run(ctx, params())
+
+
+def test_a_fast_path_naming_an_undeclared_tolerance_is_a_spec_error() -> None:
+    with pytest.raises(ValueError, match="names tolerance 'nope'"):
+        params(fast_paths=[{"feature": "dtype=fp32", "lossy": False, "tolerance": "nope"}])
