@@ -9,7 +9,9 @@ from omniqual.cli.env import env_command
 from omniqual.cli.evidence import evidence_app
 from omniqual.cli.gate import gate_app, run_command
 from omniqual.cli.matrix import matrix_app
+from omniqual.cli.model import model_app
 from omniqual.cli.orphans import reap_and_report
+from omniqual.cli.reference import reference_app
 from omniqual.cli.report import report_command
 from omniqual.cli.target import target_app
 
@@ -21,8 +23,10 @@ app = typer.Typer(
 app.command("run")(run_command)
 app.add_typer(gate_app, name="gate")
 app.add_typer(matrix_app, name="matrix")
+app.add_typer(model_app, name="model")
 app.add_typer(target_app, name="target")
 app.add_typer(evidence_app, name="evidence")
+app.add_typer(reference_app, name="reference")
 app.command("report")(report_command)
 app.command("env")(env_command)
 

@@ -27,7 +27,9 @@ from omniqual.deploy.reference_runner import (
     scratch_dir,
     torch_dtype,
 )
+from omniqual.deploy.state import omniqual_home
 from omniqual.domain.gate import GateSpec
+from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.specs.contracts import contract_path, load_contract
 from omniqual.specs.source import load_spec
 
@@ -87,3 +89,31 @@ def build_reference_dir(
 
 def manifest_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class RecipeCheckpoint:
+    model: str
+    checkpoint: Path
+    dtype: str
+    env: dict[str, str]
+    checkpoint_sha256: str | None
+
+
+def recipe_checkpoint(recipe: LaunchRecipe) -> RecipeCheckpoint:
+    """The local checkpoint a recipe serves (an embedded one is built, cached), its row's model
+    and served dtype. A URL recipe has none: its references are made where the checkpoint is."""
+    model = recipe.row.get("model")
+    if not model:
+        raise ValueError(f"recipe {recipe.id} declares no row model (its contract is unknown)")
+    dtype = str(recipe.flags.get("dtype") or recipe.row.get("dtype") or "bf16")
+    if recipe.kind is RecipeKind.EMBEDDED and recipe.pipeline is not None:
+        from omniqual.deploy.embedded.catalog import build_checkpoint
+
+        built = build_checkpoint(recipe.pipeline, omniqual_home() / "checkpoints")
+        return RecipeCheckpoint(model, Path(built.path), dtype, recipe.effective_env(),
+                                manifest_sha256(Path(built.manifest_path)))  # fmt: skip
+    local = Path(recipe.model) if recipe.model else None
+    if local is None or not local.is_dir():
+        raise ValueError(f"recipe {recipe.id} has no local checkpoint directory")
+    return RecipeCheckpoint(model, local, dtype, recipe.effective_env(), None)
