@@ -7,6 +7,7 @@ type (:class:`MediaDecodeError`) with the reason, whatever the container.
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,17 @@ class DecodedVideo:
     frames: npt.NDArray[np.uint8]
     fps: float | None
 
+    def __post_init__(self) -> None:
+        # Checked here so a malformed reference (say, a hand-made frame dump) fails by name
+        # instead of as a broadcasting error deep in a metric.
+        shape = self.frames.shape
+        if self.frames.dtype != np.uint8 or len(shape) != 4 or shape[3] != 3:
+            raise MediaDecodeError(
+                f"video frames must be T×H×W×3 uint8, got {shape} {self.frames.dtype}"
+            )
+        if self.fps is not None and not (math.isfinite(self.fps) and self.fps > 0):
+            raise MediaDecodeError(f"a frame rate must be positive and finite, got {self.fps}")
+
     @property
     def frame_count(self) -> int:
         return int(self.frames.shape[0])
@@ -44,6 +56,14 @@ class DecodedAudio:
 
     samples: npt.NDArray[np.float32]
     sample_rate: int
+
+    def __post_init__(self) -> None:
+        if self.samples.dtype != np.float32 or self.samples.ndim != 2:
+            raise MediaDecodeError(
+                f"audio samples must be N×C float32, got {self.samples.shape} {self.samples.dtype}"
+            )
+        if self.sample_rate <= 0:
+            raise MediaDecodeError(f"a sample rate must be positive, got {self.sample_rate}")
 
     @property
     def channels(self) -> int:
@@ -62,17 +82,28 @@ class DecodedAudio:
 def decode_image(data: bytes) -> npt.NDArray[np.uint8]:
     """An H×W×C uint8 array: RGB and RGBA keep their channels, grayscale is H×W×1.
 
-    Palette and other modes become RGB (RGBA when they carry transparency); 16-bit and float
-    images are reduced to 8 bits by Pillow's conversion, as a browser would show them.
+    Palette and other 8-bit modes become RGB (RGBA when they carry transparency). 16-bit
+    grayscale keeps its high byte (Pillow's own conversion would clip it at 255); 32-bit integer
+    and float images have no agreed 8-bit reading and are refused.
     """
     try:
         with Image.open(io.BytesIO(data)) as image:
             image.load()
             picture: Image.Image = image
-            if picture.mode not in _KEPT_MODES:
-                has_alpha = "A" in picture.getbands() or "transparency" in picture.info
-                picture = picture.convert("RGBA" if has_alpha else "RGB")
-            array = np.asarray(picture, dtype=np.uint8)
+            if picture.mode.startswith("I;16"):
+                high_byte = np.asarray(picture).astype(np.uint16) >> 8
+                array = high_byte.astype(np.uint8)
+            elif picture.mode in ("I", "F"):
+                raise MediaDecodeError(
+                    f"a {picture.mode!r}-mode image (32-bit) has no 8-bit reading to compare"
+                )
+            else:
+                if picture.mode not in _KEPT_MODES:
+                    has_alpha = "A" in picture.getbands() or "transparency" in picture.info
+                    picture = picture.convert("RGBA" if has_alpha else "RGB")
+                array = np.asarray(picture, dtype=np.uint8)
+    except MediaDecodeError:
+        raise
     except (UnidentifiedImageError, OSError, ValueError) as exc:
         raise MediaDecodeError(f"not a decodable image: {exc}") from exc
     if array.ndim == 2:

@@ -15,7 +15,8 @@ from omniqual.compare.audio import AudioComparison
 from omniqual.compare.image import ImageComparison
 from omniqual.compare.video import VideoComparison
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True)
+# A NaN or infinite bound in a spec is a typo, never a tolerance.
+_FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ImageTolerance(BaseModel):

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from omniqual.compare.image import psnr_db, ssim, ssim_window
 from omniqual.compare.measure import finite_measurements
@@ -116,14 +117,23 @@ def _fps_match(reference: float | None, candidate: float | None) -> bool | None:
     return math.isclose(reference, candidate, rel_tol=FPS_RELATIVE_TOLERANCE)
 
 
-def temporal_difference(reference: np.ndarray, candidate: np.ndarray) -> float | None:
-    """See :class:`VideoComparison`: mean |Δcandidate − Δreference| / 255 over frame pairs."""
-    if reference.shape[0] < 2:
+def temporal_difference(
+    reference: npt.NDArray[np.uint8], candidate: npt.NDArray[np.uint8]
+) -> float | None:
+    """See :class:`VideoComparison`: mean |Δcandidate − Δreference| / 255 over frame pairs.
+
+    One frame pair at a time in int16 (each term lies in [−510, 510]), so a long video never
+    needs a float copy of itself.
+    """
+    pairs = int(reference.shape[0]) - 1
+    if pairs < 1:
         return None
-    ref = reference.astype(np.float32)
-    cand = candidate.astype(np.float32)
-    delta = np.diff(cand, axis=0) - np.diff(ref, axis=0)
-    return float(np.mean(np.abs(delta)) / DATA_RANGE)
+    total = 0.0
+    for t in range(pairs):
+        ref_step = reference[t + 1].astype(np.int16) - reference[t].astype(np.int16)
+        cand_step = candidate[t + 1].astype(np.int16) - candidate[t].astype(np.int16)
+        total += float(np.abs(cand_step - ref_step).mean())
+    return total / pairs / DATA_RANGE
 
 
 def compare_videos(reference: DecodedVideo, candidate: DecodedVideo) -> VideoComparison:

@@ -9,7 +9,14 @@ import pytest
 from PIL import Image
 from synthetic_media import mp4_bytes, png_bytes, wav_bytes
 
-from omniqual.compare import MediaDecodeError, decode_audio, decode_image, decode_video
+from omniqual.compare import (
+    DecodedAudio,
+    DecodedVideo,
+    MediaDecodeError,
+    decode_audio,
+    decode_image,
+    decode_video,
+)
 
 
 @pytest.mark.parametrize("channels", [3, 4])
@@ -80,3 +87,37 @@ def test_mp4_round_trip_keeps_frame_count_size_and_rate(rng: np.random.Generator
 def test_garbage_bytes_are_a_decode_error(decode, message: str) -> None:
     with pytest.raises(MediaDecodeError, match=message):
         decode(b"definitely not media" * 10)
+
+
+def test_16_bit_grayscale_keeps_its_high_byte() -> None:
+    deep = (np.arange(64 * 64, dtype=np.uint16).reshape(64, 64) * 16).astype(np.uint16)
+    decoded = decode_image(png_bytes(deep))
+    assert decoded.shape == (64, 64, 1)
+    assert np.array_equal(decoded[:, :, 0], (deep >> 8).astype(np.uint8))
+
+
+def test_32_bit_float_images_are_refused_by_name() -> None:
+    buffer = io.BytesIO()
+    Image.fromarray(np.zeros((4, 4), dtype=np.float32)).save(buffer, format="TIFF")
+    with pytest.raises(MediaDecodeError, match="'F'-mode image"):
+        decode_image(buffer.getvalue())
+
+
+@pytest.mark.parametrize(
+    ("frames", "fps", "message"),
+    [
+        (np.zeros((2, 8, 8, 3), dtype=np.float32), 8.0, "T×H×W×3 uint8"),
+        (np.zeros((2, 8, 8), dtype=np.uint8), 8.0, "T×H×W×3 uint8"),
+        (np.zeros((2, 8, 8, 3), dtype=np.uint8), 0.0, "positive and finite"),
+    ],
+)
+def test_a_malformed_video_is_refused_at_construction(frames, fps, message: str) -> None:
+    with pytest.raises(MediaDecodeError, match=message):
+        DecodedVideo(frames=frames, fps=fps)
+
+
+def test_malformed_audio_is_refused_at_construction() -> None:
+    with pytest.raises(MediaDecodeError, match="N×C float32"):
+        DecodedAudio(samples=np.zeros(100, dtype=np.float32), sample_rate=16000)
+    with pytest.raises(MediaDecodeError, match="sample rate must be positive"):
+        DecodedAudio(samples=np.zeros((100, 1), dtype=np.float32), sample_rate=0)

@@ -135,3 +135,9 @@ def test_audio_bounds_and_mismatches() -> None:
         "candidate returned 24000 Hz, reference 16000 Hz",
     )
     assert judge(compare_audio(reference, reference), bound) == ()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_nan_or_infinite_bound_is_refused(value: float) -> None:
+    with pytest.raises(ValidationError, match="finite"):
+        tolerance(image={"min_psnr_db": value})
