@@ -167,6 +167,10 @@ def compare_videos(reference: DecodedVideo, candidate: DecodedVideo) -> VideoCom
         temporal = temporal_difference(ref_frames[:common], cand_frames[:common])
         if temporal is None:
             absent["temporal_difference"] = f"only {common} common frame(s); needs two"
+        if common == 0:
+            absent.update(psnr="no frames to compare", worst_frame="no frames to compare")
+            if window is not None:
+                absent["ssim"] = "no frames to compare"
     if reference.fps is None or candidate.fps is None:
         side = "reference" if reference.fps is None else "candidate"
         absent["fps"] = f"the {side} stream declares no frame rate"

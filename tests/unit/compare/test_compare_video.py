@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from omniqual.compare import DecodedVideo, compare_videos
+from omniqual.compare import DecodedVideo, ParityTolerance, compare_videos, judge
 
 
 def flat_video(levels: list[int], fps: float | None = 8.0, size: tuple[int, int] = (24, 16)):
@@ -89,3 +89,14 @@ def test_a_single_frame_has_no_temporal_difference() -> None:
     result = compare_videos(flat_video([5]), flat_video([5]))
     assert result.temporal_difference is None
     assert "needs two" in result.absent["temporal_difference"]
+
+
+def test_an_empty_video_has_no_per_frame_metrics_and_fails_a_bound() -> None:
+    empty = DecodedVideo(frames=np.zeros((0, 16, 24, 3), dtype=np.uint8), fps=8.0)
+    result = compare_videos(flat_video([1, 2]), empty)
+    assert result.worst_frame is None and result.absent["psnr"] == "no frames to compare"
+    bound = ParityTolerance(rationale="test", video={"min_psnr_db": 30})
+    assert judge(result, bound) == (
+        "candidate returned 0 frames, reference 2",
+        "psnr absent (no frames to compare); a bound is set",
+    )
