@@ -43,6 +43,7 @@ def test_embedded_matrix_renders_as_recorded(tmp_path: Path) -> None:
     recorded = [
         result(writer, "api-contract", BASE, O.PASSED, provenance=at),
         result(writer, "strict-load", BASE, O.PASSED, provenance=at),
+        result(writer, "reference-parity", BASE, O.PASSED, provenance=at),
         result(writer, "abort", BASE, O.PASSED, provenance=at),
         result(writer, "soak", BASE, O.PASSED, provenance=at),
         result(writer, "fails-fast", STEP, O.PASSED, provenance=at),
@@ -53,6 +54,7 @@ def test_embedded_matrix_renders_as_recorded(tmp_path: Path) -> None:
         result(writer, "strict-load", QWEN, O.PASSED, provenance=at),
         result(writer, "abort", QWEN, O.PASSED, provenance=at),
         result(writer, "soak", QWEN, O.PASSED, provenance=at),
+        result(writer, "reference-parity", QWEN, O.PASSED, provenance=at),
     ]
     # Result ids are random; the golden file pins them so links stay stable.
     current = loaded.current_gates()
