@@ -12,6 +12,7 @@ from omniqual.engine.matrix_service import (
     write_json,
 )
 from omniqual.engine.plan import serve_config_notes
+from omniqual.specs.source import SpecError
 
 matrix_app = typer.Typer(no_args_is_help=True, help="Matrix definitions and compiled matrices.")
 
@@ -24,7 +25,13 @@ def validate(
     file: Path = typer.Argument(..., help="A matrix definition (matrices/<name>.yaml)."),
     evidence: list[Path] = EVIDENCE,
 ) -> None:
-    """Check a matrix definition; with --evidence also check declared states against it."""
+    """Check a matrix definition; with --evidence also check declared states against it.
+    Values still marked TODO (in it, its models' contracts, its rows' recipes) come first."""
+    from omniqual.engine.model_init.todos import draft_todos
+
+    todos = draft_todos(file)
+    if todos:
+        raise SpecError(todos)
     loaded = load_project_matrix(file)
     problems = declared_state_problems(loaded, evidence)
     for problem in problems:

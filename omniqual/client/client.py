@@ -73,6 +73,15 @@ class ServerVersion(BaseModel):
     version: str | None = None
 
 
+class OpenApiDocument(BaseModel):
+    """``GET /openapi.json``: only ``paths`` and ``components`` are read; the rest is kept."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    paths: dict[str, dict[str, Any]] = {}
+    components: dict[str, Any] = {}
+
+
 class _NoBody:
     """Marks "no JSON body", so that `json=None` sends a literal JSON null."""
 
@@ -260,6 +269,10 @@ class OmniClient:
 
     async def version(self) -> ServerVersion:
         return parse_model(ServerVersion, require_ok(await self.send_raw("GET", "/version")))
+
+    async def openapi(self) -> OpenApiDocument:
+        """``GET /openapi.json``: the request schemas the server validates against (FastAPI)."""
+        return parse_model(OpenApiDocument, require_ok(await self.send_raw("GET", "/openapi.json")))
 
     async def route_exists(self, path: str) -> bool | None:
         """Whether the server has a route at ``path``, asked with ``OPTIONS`` (no handler runs,

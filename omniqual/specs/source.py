@@ -118,10 +118,36 @@ def _is_union_tag(part: str | int) -> bool:
     return isinstance(part, str) and part[:1].isupper()
 
 
+TODO_MARK = "TODO"
+"""A value left for a person to fill in (``model init`` drafts them): never a valid spec."""
+
+
+def todo_problems(doc: YamlDocument) -> list[SpecProblem]:
+    """Every string value that starts with ``TODO``, as ``file:line: field: TODO …``."""
+    found: list[SpecProblem] = []
+
+    def walk(node: object, loc: Loc) -> None:
+        if isinstance(node, str) and node.lstrip().startswith(TODO_MARK):
+            found.append(doc.problem(loc, " ".join(node.split())))
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, (*loc, str(key)))
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                walk(item, (*loc, index))
+
+    walk(doc.data, ())
+    return found
+
+
 def validate_document(doc: YamlDocument, model: type[ModelT]) -> ModelT:
-    """Validate a document against a pydantic model, raising SpecError with every problem."""
+    """Validate a document against a pydantic model, raising SpecError with every problem
+    (values still marked TODO first: a half-filled draft is reported as such)."""
     if not isinstance(doc.data, dict):
         raise SpecError([doc.problem((), "expected a mapping at the top level")])
+    todos = todo_problems(doc)
+    if todos:
+        raise SpecError(todos)
     try:
         return model.model_validate(doc.data)
     except ValidationError as exc:
