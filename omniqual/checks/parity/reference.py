@@ -13,9 +13,7 @@ run, a reference case that raised, or a reference directory that does not verify
 from other requests makes the gate ``invalid``: nothing was measured against the official side.
 """
 
-import asyncio
 import json
-import shutil
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -29,17 +27,15 @@ from omniqual.checks.parity.reference_dir import (
     request_mismatch,
 )
 from omniqual.checks.parity.reference_judge import judge_case
-from omniqual.checks.parity.reference_source import ReferenceSet, collect, reference_job
+from omniqual.checks.parity.reference_live import run_live
+from omniqual.checks.parity.reference_source import ReferenceSet
 from omniqual.checks.parity.requests import ParityCase, ParityRequests, parity_cases, send_case
 from omniqual.client import ClientError
 from omniqual.compare.tolerance import ParityTolerance
 from omniqual.deploy.reference_runner import (
     ReferenceRunError,
     ReferenceRunner,
-    job_record,
-    official_class,
     run_reference,
-    scratch_dir,
     torch_dtype,
 )
 from omniqual.domain.contract import ModelContract
@@ -160,40 +156,20 @@ class ReferenceParityCheck:
                 f" for {Path(params.references_dir) / contract.model}); make one with"
                 f" `omniqual reference build`"
             )
-        dtype = torch_dtype(params.dtype or self._served_dtype(ctx))
-        scratch = scratch_dir()
-        try:
-            job = reference_job(cases, checkpoint=checkpoint, dtype=dtype, device=params.device,
-                                pipeline_class=official_class(contract.official),
-                                out_dir=scratch)  # fmt: skip
-            artifacts.append(_json(ctx, job_record(job), "reference-job"))
-            recipe = ctx.target.recipe
-            env = {**(recipe.effective_env() if recipe else {}), **params.env}
-            run = await asyncio.to_thread(
-                self.runner,
-                job,
-                python=params.python,
-                env=env,
-                timeout_s=params.reference_timeout_s,
+        recipe = ctx.target.recipe
+        live = await run_live(
+            self.runner, contract, params.requests, checkpoint=checkpoint,
+            dtype=torch_dtype(params.dtype or self._served_dtype(ctx)), device=params.device,
+            python=params.python, env={**(recipe.effective_env() if recipe else {}), **params.env},
+            timeout_s=params.reference_timeout_s, reuse=self.runner is run_reference,
+        )  # fmt: skip
+        artifacts.append(_json(ctx, live.job_record, "reference-job"))
+        if live.log is not None:
+            log = ctx.artifacts.put_artifact(
+                live.log, media_type="text/plain", role="reference-log", name="reference.log"
             )
-            log = run.out_dir / "run.log"
-            if log.is_file():
-                artifacts.append(
-                    ctx.artifacts.put_artifact(
-                        log, media_type="text/plain", role="reference-log", name="reference.log"
-                    )
-                )
-            references = collect(run)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        result = run.result
-        return references, {
-            "reference_source": "official pipeline, run live", "reference_command": list(run.argv),
-            "reference_versions": result.versions, "reference_device": result.device,
-            "reference_dtype": result.dtype, "reference_pipeline": result.pipeline_class,
-            "reference_scheduler": result.scheduler, "generator": result.generator,
-            "reference_threads": result.threads, "reference_seconds": run.seconds,
-        }  # fmt: skip
+            artifacts.append(log)
+        return live.references, {**live.effective, "reference_reused": live.reused}
 
     @staticmethod
     def _reference_dir(ctx: CheckContext, params: ReferenceParityParams, model: str) -> Path | None:

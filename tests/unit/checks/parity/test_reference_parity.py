@@ -55,7 +55,9 @@ def test_faithful_deployment_passes_with_media_and_metrics(tmp_path: Path) -> No
     outcome = run(make_ctx(tmp_path), runner)
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     assert len(outcome.cases) == 6  # 3 prompts x 2 seeds x the probe's one shape
-    assert len(runner.jobs) == 1 and len(runner.jobs[0].cases) == 6  # one run per gate
+    # One run per gate, for every endpoint of the contract (images and chat: 2 x 6 cases), so
+    # a campaign's second row of the same recipe can reuse it.
+    assert len(runner.jobs) == 1 and len(runner.jobs[0].cases) == 12
     job = runner.jobs[0]
     assert job.pipeline_class == "StableDiffusion3Pipeline" and job.dtype == "bfloat16"
     assert {c.seed for c in job.cases} == {1234, 20251130}
