@@ -2,7 +2,7 @@
 an outcome, and three ways to execute it — sync and async `httpx.MockTransport` handlers, and
 the real-socket server in `fake_socket.serve_fake`.
 
-Routes: /health, /metrics, /v1/models, /v1/images/generations, /v1/images/edits,
+Routes: /health, /metrics, /v1/models, /openapi.json, /v1/images/generations, /v1/images/edits,
 /v1/chat/completions, /v1/audio/generate, /v1/videos (POST, GET list), /v1/videos/sync,
 /v1/videos/{id} (GET, DELETE), /v1/videos/{id}/content.
 """
@@ -19,6 +19,7 @@ import httpx
 from tests.fakes import fake_image_routes as images
 from tests.fakes import fake_video_routes as videos
 from tests.fakes.fake_core import Drop, FakeCore, Hang, Outcome, Reply
+from tests.fakes.fake_openapi import openapi_document
 from tests.fakes.fake_validation import Rejection
 
 _VIDEO_ID = re.compile(r"^/v1/videos/(?P<id>[^/]+)(?P<content>/content)?$")
@@ -64,6 +65,8 @@ class FakeOmni(FakeCore):
                 return Reply(httpx.Response(200, text=self.metrics_text()), "GET /metrics")
             if path == "/v1/models" and method == "GET":
                 return self.ok_json(self._models(), "GET /v1/models")
+            if path == "/openapi.json" and method == "GET":
+                return self.ok_json(openapi_document(self.config), "GET /openapi.json")
             if path == "/v1/videos" and method == "GET":
                 return videos.list_videos(self, request)
             if method == "POST" and path in _POSTS:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
+
 from omniqual.client.client import OmniClient, OpenApiDocument
 from omniqual.domain.contract import ENDPOINT_PATHS
 from omniqual.domain.provenance import REVISION_FIELDS, UNKNOWN, Provenance
@@ -27,7 +29,7 @@ from omniqual.engine.model_init.openapi import EndpointSchema, endpoint_schema
 from omniqual.engine.model_init.probe import ProbeReport, probe_contract
 from omniqual.engine.model_init.todos import count_todos
 from omniqual.engine.served_identity import ServedIdentity, identify_deployment
-from omniqual.engine.targets import check_reachable
+from omniqual.engine.targets import TargetNotReady
 from omniqual.specs.project import ProjectPaths
 
 TASK_MODES: dict[str, str] = {
@@ -94,10 +96,16 @@ def drafted_paths(project: ProjectPaths, name: str) -> DraftedFiles:
     )
 
 
-async def ask_server(url: str) -> tuple[OpenApiDocument, ServedIdentity]:
-    async with OmniClient(url) as client:
+async def ask_server(
+    url: str, transport: httpx.AsyncBaseTransport | None = None
+) -> tuple[OpenApiDocument, ServedIdentity]:
+    """The schema and the identity; a server that is not healthy is not drafted from."""
+    async with OmniClient(url, transport=transport) as client:
+        health = await client.health()
+        if not health.healthy:
+            raise TargetNotReady(f"{url}/health answered HTTP {health.status}: not ready")
         document = await client.openapi()
-    return document, await identify_deployment(url)
+    return document, await identify_deployment(url, transport=transport)
 
 
 def api_mode_of(task: str) -> str:
@@ -189,12 +197,15 @@ def write_drafts(files: DraftedFiles, texts: dict[str, str], *, force: bool) -> 
 
 
 async def init_model(
-    request: InitRequest, project: ProjectPaths, *, probe: bool = False
+    request: InitRequest,
+    project: ProjectPaths,
+    *,
+    probe: bool = False,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> tuple[InitResult, ProbeReport | None]:
     """Draft (unless the files exist and ``probe`` only re-checks them), then probe if asked."""
     files = drafted_paths(project, request.name)
-    await check_reachable(request.url)
-    document, identity = await ask_server(request.url)
+    document, identity = await ask_server(request.url, transport)
     gate_ids = tuple(p.stem for p in sorted(project.gates.glob("*.yaml")))
     facts, texts, todos = draft_files(request, document, identity, gate_ids)
     keep = probe and not request.force and all(p.exists() for p in files.all())
@@ -205,4 +216,5 @@ async def init_model(
     result = InitResult(files, not keep, facts, todos)
     if not probe:
         return result, None
-    return result, await probe_contract(request.url, files.contract, facts.api_mode)
+    report = await probe_contract(request.url, files.contract, facts.api_mode, transport=transport)
+    return result, report

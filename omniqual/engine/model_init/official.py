@@ -68,7 +68,12 @@ def read_official(class_name: str) -> OfficialSignature | OfficialUnavailable:
         for name, param in inspect.signature(pipeline.__call__).parameters.items()
         if name != "self" and param.default is not inspect.Parameter.empty
     }
-    version = importlib.metadata.version("diffusers")
+    version = getattr(diffusers, "__version__", None)
+    if not isinstance(version, str):
+        try:
+            version = importlib.metadata.version("diffusers")
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown"
     return OfficialSignature(class_name, f"diffusers=={version}", defaults)
 
 

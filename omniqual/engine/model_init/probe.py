@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import yaml
 
 from omniqual.checks.api_contract import ApiContractCheck, ApiContractParams
@@ -100,7 +101,12 @@ def _field(field: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def probe_contract(
-    url: str, contract_file: Path, api_mode: str, *, request_timeout_s: float = 120.0
+    url: str,
+    contract_file: Path,
+    api_mode: str,
+    *,
+    request_timeout_s: float = 120.0,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> ProbeReport:
     """Run the api-contract check once on ``contract_file`` (TODOs relaxed) against ``url``."""
     data = load_yaml(contract_file).data
@@ -125,7 +131,9 @@ async def probe_contract(
             target=TargetInfo(url=url, label=url),
             artifacts=_Discard(),
             project_root=root,
-            make_client=lambda: OmniClient(url, timeouts=ClientTimeouts(total_s=request_timeout_s)),
+            make_client=lambda: OmniClient(
+                url, timeouts=ClientTimeouts(total_s=request_timeout_s), transport=transport
+            ),
         )
         outcome = await ApiContractCheck().run(ctx, params)
     if outcome.outcome is GateOutcome.SKIPPED:
