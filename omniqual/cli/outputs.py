@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from omniqual.domain.run import RunSummary
+from omniqual.engine.artifacts import ARTIFACTS_DIR
 from omniqual.engine.campaign import CampaignOutcome
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix, write_json
 from omniqual.engine.store import find_runs, read_run
@@ -16,7 +17,13 @@ def run_evidence(matrix: Path, dirs: Sequence[Path], title: str) -> RunEvidence:
     """The report input for ``omniqual report``: a matrix compiled from ``dirs``, and their runs."""
     compiled = compile_from_dirs(load_project_matrix(matrix), dirs, None)
     runs = tuple(s for d in dirs for s in _summaries(d))
-    return RunEvidence(title=title or compiled.title, matrix=compiled, runs=runs)
+    return RunEvidence(title=title or compiled.title, matrix=compiled, runs=runs,
+                       artifact_dirs=artifact_dirs(dirs))  # fmt: skip
+
+
+def artifact_dirs(evidence_roots: Sequence[Path]) -> tuple[Path, ...]:
+    """Every run's content-addressed artifact directory: the HTML report embeds pictures."""
+    return tuple(run_dir / ARTIFACTS_DIR for run_dir in find_runs(list(evidence_roots)))
 
 
 def _summaries(evidence_root: Path) -> tuple[RunSummary, ...]:
@@ -55,6 +62,7 @@ def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path
         runs=_summaries(loaded.evidence_root),
         results=outcome.results,
         scope=loaded.campaign.description,
+        artifact_dirs=artifact_dirs([loaded.evidence_root]),
     )
     for fmt in spec.formats:
         matrix_path = output / f"matrix.{fmt}"

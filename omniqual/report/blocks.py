@@ -38,7 +38,36 @@ class Bullets:
     kind: Literal["bullets"] = "bullets"
 
 
-Block = Table | KeyValues | Bullets
+@dataclass(frozen=True, slots=True)
+class Picture:
+    """An image artifact shown by reference: HTML embeds it, Markdown links it."""
+
+    caption: str
+    sha256: str | None
+    """None when the evidence holds no such picture (e.g. no difference of unequal shapes)."""
+    link: str | None = None
+    """Where the artifact lives relative to the evidence root (``<run>/artifacts/<sha256>``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GalleryRow:
+    label: str
+    pictures: tuple[Picture, ...]
+    figures: tuple[tuple[str, str], ...]
+    """(metric, value) pairs printed beside the pictures."""
+
+
+@dataclass(frozen=True, slots=True)
+class Gallery:
+    """Side-by-side pictures per case (reference | candidate | amplified difference)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[GalleryRow, ...]
+    kind: Literal["gallery"] = "gallery"
+
+
+Block = Table | KeyValues | Bullets | Gallery
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +98,8 @@ def non_empty(*blocks: Block | None) -> tuple[Block, ...]:
         if isinstance(block, KeyValues) and not block.items:
             continue
         if isinstance(block, Bullets) and not block.items:
+            continue
+        if isinstance(block, Gallery) and not block.rows:
             continue
         kept.append(block)
     return tuple(kept)

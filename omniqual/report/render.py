@@ -11,6 +11,7 @@ from typing import Literal
 
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.report.diff import DiffFormat, render_diff
+from omniqual.report.parity_views import embedded_images
 from omniqual.report.run_views import RunEvidence, run_report_view
 from omniqual.report.templates import (
     DEFAULT_TEMPLATES_DIR,
@@ -54,4 +55,6 @@ def render_run_report(
     view = run_report_view(evidence)
     if fmt == "json":
         return dump_json(dataclasses.asdict(view))
-    return render_template(f"run.{fmt}.j2", templates_dir, view=view)
+    # Only the self-contained HTML page carries picture payloads; Markdown links the files.
+    images = embedded_images(view.sections, evidence.artifact_dirs) if fmt == "html" else {}
+    return render_template(f"run.{fmt}.j2", templates_dir, view=view, images=images)

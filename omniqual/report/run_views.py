@@ -8,12 +8,13 @@ the routing table does not know lands in a trailing "other gate evidence" sectio
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import RunSummary
-from omniqual.report.blocks import NO_EVIDENCE, Bullets, KeyValues, Section, Table, non_empty
+from omniqual.report.blocks import NO_EVIDENCE, Block, Bullets, Section, Table, non_empty
 from omniqual.report.evidence_blocks import (
     RowLabels,
     artifact_table,
@@ -26,6 +27,7 @@ from omniqual.report.evidence_blocks import (
     row_label,
     serve_command_table,
 )
+from omniqual.report.parity_views import parity_blocks
 from omniqual.report.redact import safe_command, safe_text
 from omniqual.report.views import MatrixView, matrix_view
 
@@ -36,6 +38,7 @@ SECTION_BY_KIND: Mapping[str, str] = {
     "strict_load": "accuracy",
     "soak": "performance",
     "abort": "fault",
+    "candidate_parity": "accuracy",
     # Kinds the architecture plans; listed so their results land in the right section.
     "parity": "accuracy",
     "fp8_parity": "accuracy",
@@ -62,6 +65,9 @@ class RunEvidence:
     """Results not inside ``runs`` (duplicates of run results are ignored)."""
     scope: str = ""
     """One line saying what this evidence covers (e.g. the task and hardware in scope)."""
+    artifact_dirs: tuple[Path, ...] = ()
+    """Content-addressed artifact directories (``<run>/artifacts``): the HTML report embeds the
+    parity pictures it finds there, rehashed."""
 
     def all_results(self) -> tuple[GateResult, ...]:
         seen: dict[str, GateResult] = {}
@@ -108,9 +114,7 @@ def _section_results(results: tuple[GateResult, ...], section: str) -> tuple[Gat
     return tuple(r for r in results if SECTION_BY_KIND.get(r.gate_kind, "other") == section)
 
 
-def _gate_evidence(
-    results: tuple[GateResult, ...], labels: RowLabels
-) -> tuple[Table | KeyValues | Bullets, ...]:
+def _gate_evidence(results: tuple[GateResult, ...], labels: RowLabels) -> tuple[Block, ...]:
     """The usual content for a checklist section: its results, their cases and measurements."""
     return non_empty(
         result_table("Gate results", results, labels),
@@ -203,7 +207,7 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
     counts = Counter(r.outcome for r in results)
     closed, open_ = _gate_status(results, evidence.matrix)
 
-    def evidence_of(section: str) -> tuple[Table | KeyValues | Bullets, ...]:
+    def evidence_of(section: str) -> tuple[Block, ...]:
         return _gate_evidence(_section_results(results, section), labels)
 
     sections = [
@@ -214,7 +218,11 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
         Section(
             5,
             "Fixed accuracy inputs and artifacts",
-            non_empty(artifact_table(results), *evidence_of("accuracy")),
+            non_empty(
+                artifact_table(results),
+                *parity_blocks(_section_results(results, "accuracy"), labels),
+                *evidence_of("accuracy"),
+            ),
         ),
         Section(6, "Performance (raw)", evidence_of("performance")),
         Section(7, "Output contract and stage accounting", evidence_of("output")),
