@@ -25,7 +25,7 @@ from omniqual.engine.model_init.documents import (
     recipe_text,
 )
 from omniqual.engine.model_init.official import OfficialSignature, read_official
-from omniqual.engine.model_init.openapi import EndpointSchema, endpoint_schema
+from omniqual.engine.model_init.openapi import endpoint_schema
 from omniqual.engine.model_init.probe import ProbeReport, probe_contract
 from omniqual.engine.model_init.todos import count_todos
 from omniqual.engine.served_identity import ServedIdentity, identify_deployment
@@ -126,22 +126,22 @@ def revision_pins(identity: ServedIdentity) -> dict[str, str]:
     }
 
 
-def output_of(mode: str, schema: EndpointSchema, drafted: set[str]) -> dict[str, object]:
-    kind = {"videos-async": "video", "videos-sync": "video", "audio-generate": "audio"}.get(
-        mode, "image"
-    )
+_OUTPUT_KINDS = {"videos-async": "video", "videos-sync": "video", "audio-generate": "audio"}
+_SHAPE_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "image": {"count_field": ("n", "num_outputs_per_prompt"), "size_field": ("size",),
+              "format_field": ("output_format",)},
+    "video": {"size_field": ("size",), "frames_field": ("num_frames",)},
+    "audio": {"format_field": ("response_format",)},
+}  # fmt: skip
+"""Per output kind, the request fields that set the output's shape (the first one drafted)."""
+
+
+def output_of(mode: str, drafted: set[str]) -> dict[str, object]:
+    kind = _OUTPUT_KINDS.get(mode, "image")
     output: dict[str, object] = {"kind": kind}
-    for key, names in (
-        ("count_field", ("n", "num_outputs_per_prompt")),
-        ("size_field", ("size",)),
-        (
-            "format_field",
-            ("output_format", "response_format") if kind == "audio" else ("output_format",),
-        ),
-        ("frames_field", ("num_frames",)),
-    ):
-        found = next((n for n in names if n in drafted and schema.field(n) is not None), None)
-        if found is not None and (kind == "video" or key != "frames_field"):
+    for key, names in _SHAPE_FIELDS[kind].items():
+        found = next((n for n in names if n in drafted), None)
+        if found is not None:
             output[key] = found
     return output
 
@@ -176,7 +176,7 @@ def draft_files(
     drafted = {str(f["name"]) for f in endpoint.fields}
     texts = {
         "matrix": matrix_text(facts),
-        "contract": contract_text(facts, endpoint, output_of(mode, schema, drafted)),
+        "contract": contract_text(facts, endpoint, output_of(mode, drafted)),
         "recipe": recipe_text(facts),
     }
     todos = sum(count_todos(text) for text in texts.values())
