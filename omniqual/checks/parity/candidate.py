@@ -8,6 +8,7 @@ lossy path whose outputs equal the reference's with nothing showing it at work i
 fallback). Invalid: the reference cannot be served or answer, a fast path's signals are absent,
 or fewer than three timed repetitions succeeded on a side. Otherwise passed."""
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -101,7 +102,13 @@ class CandidateParityCheck:
         if ctx.serve_reference is None:
             why = f"no reference deployment can be served here (baseline row {baseline})"
             return CheckOutcome(GateOutcome.INVALID, (why,))
-        cases = parity_cases(params.requests, endpoint)
+        # A fast path may need more of the same work to engage (a step cache past its
+        # warm-up): its request fields go to every case on both sides.
+        overrides = {k: v for p in paths for k, v in p.request.items()}
+        cases = [
+            dataclasses.replace(case, values={**case.values, **overrides})
+            for case in parity_cases(params.requests, endpoint)
+        ]
         run = _Run(ctx, params, paths, cases)
         try:
             async with ctx.serve_reference(baseline) as served:
@@ -173,6 +180,7 @@ class _Run:
             "seeds": list(requests.seeds),
             "repetitions": self.params.latency.repetitions,
             "warmup": self.params.latency.warmup,
+            "request_overrides": {k: v for p in self.paths for k, v in p.request.items()},
         }
 
     def judge(

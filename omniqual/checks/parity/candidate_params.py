@@ -3,8 +3,9 @@ the request set, the baseline the reference row keeps, per fast path the evidenc
 active and the tolerance it is held to, and the latency repetitions."""
 
 import re
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from omniqual.checks.base import CheckParams
 from omniqual.checks.parity.requests import ParityRequests
@@ -25,6 +26,11 @@ class LogEvidence(BaseModel):
     pattern: str = Field(min_length=1)
     min_count: int = Field(default=1, ge=1, description="Active at this total count or more.")
     says: str = Field(min_length=1, description="What the count is, in words (for reasons).")
+    shows: Literal["activity", "enablement"] = Field(
+        default="activity",
+        description="activity: the path changed the computation (e.g. layers quantized); "
+        "enablement: it was only switched on, which cannot show a lossy path at work.",
+    )
 
     @field_validator("pattern")
     @classmethod
@@ -55,6 +61,11 @@ class FastPath(BaseModel):
     tolerance: str = Field(description="A key of ``tolerances``.")
     log: tuple[LogEvidence, ...] = ()
     metrics: tuple[MetricEvidence, ...] = ()
+    request: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="Fields set on every case, both sides (e.g. enough steps for a step cache "
+        "to engage past its warm-up); the work stays the same on both sides.",
+    )
     concurrent: int = Field(
         default=1, ge=1, description="Cases in flight at once on the candidate (batching rows)."
     )

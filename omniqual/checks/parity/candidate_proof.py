@@ -27,6 +27,8 @@ class Signal:
     active: bool | None
     """None: the signal is absent (nothing to read, nothing matched)."""
     detail: str
+    enablement: bool = False
+    """The signal only shows the path switched on (never proof that a lossy path acted)."""
 
 
 def launch_text(path: Path | None) -> str | None:
@@ -56,7 +58,7 @@ def log_signal(feature: str, evidence: LogEvidence, text: str | None) -> Signal:
     total = sum(int(m.group("count")) for m in matches) if counted else len(matches)
     active = total >= evidence.min_count
     detail = f"log: {evidence.says} = {total} (active at >= {evidence.min_count})"
-    return Signal(feature, "log", active, detail)
+    return Signal(feature, "log", active, detail, evidence.shows == "enablement")
 
 
 def metric_value(text: str, series: str) -> float | None:
@@ -109,14 +111,16 @@ def judge_activity(path: FastPath, signals: Sequence[Signal]) -> tuple[str | Non
     A declared log or metric signal that reads inactive fails the feature unless another signal
     shows it at work. A lossy feature whose outputs equal the reference's with nothing showing
     it active is the silent fallback (failed). Signals that are merely absent prove nothing
-    either way: the feature is then not shown active (invalid). A lossless feature with no
-    declared signal is judged by its outputs alone (its tolerance)."""
-    if any(s.active for s in signals):
+    either way: the feature is then not shown active (invalid). A line that only shows a lossy
+    path switched on never shows it at work. A lossless feature with no declared signal is
+    judged by its outputs alone (its tolerance)."""
+    if any(s.active and not (path.lossy and s.enablement) for s in signals):
         return None, None
     inactive = [s.detail for s in signals if s.active is False and s.source != "output"]
+    enabled = [f"{s.detail}, which only shows it switched on" for s in signals if s.active]
     same_outputs = any(s.source == "output" and s.active is False for s in signals)
     if path.lossy and same_outputs:
-        seen = "; ".join([*inactive, "every output identical to the reference"])
+        seen = "; ".join([*inactive, *enabled, "every output identical to the reference"])
         return f"{path.feature}: {SILENT_FALLBACK}: {seen}", None
     if inactive:
         return f"{path.feature}: fast path inactive: {'; '.join(inactive)}", None

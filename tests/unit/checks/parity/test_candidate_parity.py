@@ -163,6 +163,17 @@ def test_inactive_lossy_path_without_any_log_is_still_a_silent_fallback(tmp_path
     assert any(SILENT_FALLBACK in r for r in outcome.reasons)
 
 
+def test_an_enabled_cache_that_changes_no_output_is_a_silent_fallback(tmp_path: Path) -> None:
+    log = "INFO [backend.py:309] Cache-dit enabled successfully on StableDiffusion3Pipeline\n"
+    outcome, _ = run(row(cache_policy="cache_dit"), params(), log=log, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED
+    (reason,) = [r for r in outcome.reasons if SILENT_FALLBACK in r]
+    assert "cache-dit enablement lines = 1 (active at >= 1), which only shows it switched on" in (
+        reason
+    )
+    assert outcome.requested["request_overrides"] == {"num_inference_steps": 8}
+
+
 def test_candidate_of_another_size_fails(tmp_path: Path) -> None:
     outcome, _ = run(row(dtype="fp32"), params(), mutate=wider, tmp_path=tmp_path)
     assert outcome.outcome is GateOutcome.FAILED
