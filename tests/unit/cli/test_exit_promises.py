@@ -47,12 +47,24 @@ class SkippingCheck:
         return CheckOutcome(GateOutcome.SKIPPED, ("no contract for model 'm': planted",))
 
 
+class ContractParams(CheckParams):
+    contracts_dir: str = "gates/contracts"
+
+
+class ContractReadingCheck(SkippingCheck):
+    """Any check kind whose params name a contracts directory (the parity checks do)."""
+
+    kind: ClassVar[str] = "reads_contract"
+    params_model: ClassVar[type[CheckParams]] = ContractParams
+
+
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = make_project(tmp_path, monkeypatch)
     monkeypatch.chdir(root)
     monkeypatch.setattr("omniqual.deploy.reaper.install_signal_handlers", lambda: None)
     monkeypatch.setitem(registry.BUILTIN, "skipping", f"{__name__}:SkippingCheck")
+    monkeypatch.setitem(registry.BUILTIN, "reads_contract", f"{__name__}:ContractReadingCheck")
     return root
 
 
@@ -84,7 +96,7 @@ def only_gate(root: Path, gate_file: str, gate_id: str) -> None:
 
 
 def gate_file_text(gate_id: str) -> str:
-    kinds = {"api": "api_contract", "skip": "skipping"}
+    kinds = {"api": "api_contract", "skip": "skipping", "parity": "reads_contract"}
     params = "params: {contracts_dir: gates/contracts}\n" if gate_id == "api" else ""
     return f"id: {gate_id}\nkind: {kinds[gate_id]}\nversion: 1\n{params}"
 
@@ -146,6 +158,19 @@ def test_a_campaign_with_a_missing_contract_exits_2_before_the_target_is_contact
     assert result.exit_code == 2, result.output
     assert "gates/contracts/m.yaml" in result.stderr
     assert contacted == []
+
+
+def test_any_check_reading_the_contract_gets_it_checked_first(
+    project: Path, contacted: list[str]
+) -> None:
+    only_gate(project, "parity.yaml", "parity")
+    result = runner.invoke(app, ["run", "c.yaml", "-o", "out"])
+    assert result.exit_code == 2, result.output
+    assert "gate 'parity' needs the contract of model 'm'" in result.stderr
+    assert contacted == []
+    write_contract(project, CONTRACT.replace("requird", "required"))
+    assert runner.invoke(app, ["run", "c.yaml", "-o", "out"]).exit_code == 2  # it skips
+    assert contacted  # now the spec is sound, so the target is used
 
 
 # --- a contract typo: exit 2, file:line: field:, nothing contacted, one error per chain --------
