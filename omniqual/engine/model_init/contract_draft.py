@@ -39,6 +39,8 @@ NEVER_DRAFTED = frozenset({"model", "extra_params", "lora", "stream", "stream_fo
 """Routing and pass-through fields: no contract of their own."""
 _TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 PROBE_PROMPT = "a red cube on a wooden table"
+PROMPT_FIELDS = frozenset({"prompt", "input"})
+"""The text a request generates from (the audio API calls it ``input``)."""
 _PROSE_DEFAULT = re.compile(r"[Dd]efaults to '([^']+)'")
 
 
@@ -182,8 +184,8 @@ def draft_probe(schema: EndpointSchema, names: set[str]) -> dict[str, Any]:
     for spec in schema.fields:
         if spec.name not in names:
             continue
-        if spec.name == "prompt":
-            probe["prompt"] = PROBE_PROMPT
+        if spec.name in PROMPT_FIELDS:
+            probe[spec.name] = PROBE_PROMPT
         elif spec.required:
             probe[spec.name] = todo(f"a legal value of the required field {spec.name}")
     cheap: dict[str, Any] = {

@@ -99,9 +99,8 @@ def _field(
 ) -> SchemaField:
     inner = _non_null(spec, schemas)
     json_type = str(inner.get("type", "object"))
-    if inner.get("format") == "binary" or (
-        json_type == "array" and _resolve(inner.get("items", {}), schemas).get("format") == "binary"
-    ):
+    options = [_resolve(o, schemas) for o in spec.get("anyOf", ()) if isinstance(o, Mapping)]
+    if any(_is_upload(o, schemas) for o in (inner, *options)):
         json_type = "file"
     enum = inner.get("enum")
     return SchemaField(
@@ -114,6 +113,15 @@ def _field(
         enum=tuple(str(v) for v in enum) if isinstance(enum, list) else None,
         description=str(spec.get("description", inner.get("description", ""))),
     )
+
+
+def _is_upload(node: Mapping[str, Any], schemas: Mapping[str, Any]) -> bool:
+    """A file part: binary (OpenAPI 3.0) or with a content media type (3.1), or a list of them."""
+    if node.get("format") == "binary" or "contentMediaType" in node:
+        return True
+    items = node.get("items")
+    return node.get("type") == "array" and isinstance(items, Mapping) and _is_upload(
+        _resolve(items, schemas), schemas)  # fmt: skip
 
 
 def _bound(value: object, json_type: str) -> int | float | None:

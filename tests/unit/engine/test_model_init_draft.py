@@ -12,6 +12,7 @@ import yaml
 
 from omniqual.client.client import OpenApiDocument
 from omniqual.domain.provenance import UNKNOWN
+from omniqual.engine.model_init.contract_draft import draft_endpoint
 from omniqual.engine.model_init.draft import (
     DraftExists,
     InitRequest,
@@ -197,3 +198,33 @@ def test_without_diffusers_the_official_defaults_stay_todo(
     fields = fields_of(contract)
     assert str(fields["num_inference_steps"]["default"]).startswith("TODO")
     assert str(contract["official"]).startswith("TODO")
+
+
+def test_uploads_of_a_multipart_schema_are_inputs_and_form_fields_have_no_bounds() -> None:
+    """vLLM-Omni's multipart bodies (OpenAPI 3.1): files carry a content media type, alone, in a
+    list, or as one option of an anyOf; form numbers state no bounds, so they stay TODO."""
+    upload = {"type": "string", "contentMediaType": "application/octet-stream"}
+    body = {
+        "title": "Body_edit_images_v1_images_edits_post",
+        "required": ["prompt"],
+        "properties": {
+            "prompt": {"type": "string"},
+            "image": {"anyOf": [{"type": "array", "items": upload}, {"type": "null"}]},
+            "mask_image": {"anyOf": [{"type": "string"}, upload, {"type": "null"}]},
+            "n": {"type": "integer", "default": 1},
+        },
+    }
+    ref = {"$ref": "#/components/schemas/Body_edit_images_v1_images_edits_post"}
+    post = {"requestBody": {"content": {"multipart/form-data": {"schema": ref}}}}
+    document = OpenApiDocument.model_validate(
+        {"paths": {"/v1/images/edits": {"post": post}},
+         "components": {"schemas": {"Body_edit_images_v1_images_edits_post": body}}}
+    )  # fmt: skip
+    schema = endpoint_schema(document, "/v1/images/edits")
+    kinds = {f.name: f.json_type for f in schema.fields}
+    assert kinds == {"prompt": "string", "image": "file", "mask_image": "file", "n": "integer"}
+    drafted = draft_endpoint(schema, None)
+    assert [f.name for f in drafted.files] == ["image", "mask_image"]
+    (n,) = [f for f in drafted.fields if f["name"] == "n"]
+    assert str(n["min"]).startswith("TODO") and str(n["max"]).startswith("TODO")
+    assert drafted.probe == {"prompt": "a red cube on a wooden table", "n": 1}
