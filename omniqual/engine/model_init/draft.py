@@ -7,6 +7,7 @@ asked; the drafts are written whole (atomically) or not at all.
 """
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -52,6 +53,7 @@ TRANSPORTS: dict[str, str] = {
     "audio-generate": "wav-bytes",
     "chat-completions": "data-url",
 }
+NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 URL_GATES = ("api-contract", "abort", "soak")
 """Gates that run against a URL (strict-load reads a local checkpoint; fails-fast launches)."""
 
@@ -116,6 +118,17 @@ def api_mode_of(task: str) -> str:
     return mode
 
 
+def checked_mode(request: InitRequest) -> str:
+    """The API mode of the request's task, once its name and task are usable (usage errors
+    come before the server is asked anything)."""
+    if not NAME.fullmatch(request.name):
+        raise ValueError(
+            f"{request.name!r}: a model name is lower case letters, digits, '.', "
+            "'_' and '-' (it names the matrix, contract and recipe)"
+        )
+    return api_mode_of(request.task)
+
+
 def revision_pins(identity: ServedIdentity) -> dict[str, str]:
     """The revisions a result from this URL records as known: the only ones a pin can match."""
     recorded = identity.provenance(Provenance())
@@ -153,7 +166,7 @@ def draft_files(
     gate_ids: tuple[str, ...],
 ) -> tuple[DraftFacts, dict[str, str], int]:
     """The facts and the text of each drafted file (matrix, contract, recipe), with its TODOs."""
-    mode = api_mode_of(request.task)
+    mode = checked_mode(request)
     schema = endpoint_schema(document, ENDPOINT_PATHS[mode])
     official = read_official(request.official) if request.official else None
     signature = official if isinstance(official, OfficialSignature) else None
@@ -204,6 +217,7 @@ async def init_model(
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> tuple[InitResult, ProbeReport | None]:
     """Draft (unless the files exist and ``probe`` only re-checks them), then probe if asked."""
+    checked_mode(request)
     files = drafted_paths(project, request.name)
     document, identity = await ask_server(request.url, transport)
     gate_ids = tuple(p.stem for p in sorted(project.gates.glob("*.yaml")))
