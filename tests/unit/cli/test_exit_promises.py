@@ -203,6 +203,19 @@ def test_a_contract_typo_reports_only_the_first_error_of_its_chain(
     assert contacted == []
 
 
+def test_a_drafted_contract_with_todos_left_exits_2_before_contact(
+    project: Path, contacted: list[str]
+) -> None:
+    only_gate(project, "api.yaml", "api")
+    size = "{name: size, type: size, min: TODO smallest side, max: 1024, source: schema}"
+    drafted = CONTRACT.replace("requird: true}", f"required: true}}\n      - {size}")
+    path = write_contract(project, drafted)
+    result = runner.invoke(app, gate_run("api", "--target", URL))
+    assert result.exit_code == 2, result.output
+    assert f"{path}:12: endpoints.0.fields.1.min: TODO smallest side" in result.stderr
+    assert contacted == []
+
+
 def test_a_load_mapping_typo_exits_2_before_anything_runs(
     project: Path, contacted: list[str]
 ) -> None:
