@@ -4,6 +4,7 @@ The comments say where each value came from and what is left to do; the values t
 know from the server are ``TODO`` strings, so the files fail every loader until they are filled.
 """
 
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,18 +112,20 @@ def contract_text(facts: DraftFacts, endpoint: EndpointDraft, output: dict[str, 
         f"#   schema    GET /openapi.json, POST {facts.endpoint_path} ({facts.schema_name}):",
         "#             the bounds the server's request model states",
         f"#   official  {_official_label(facts)}",
-        f"#   served    GET /v1/models: {facts.served_model}; GET /version: "
-        f"{facts.reported_version} (vLLM's release; deviations match it)",
+        f"#   served    GET /v1/models: {facts.served_model}",
+        f"#             GET /version: {facts.reported_version} (vLLM's release; deviations "
+        "match it)",
         "# The schema is not the truth (it may list values the server rejects): check every limit",
         "# against the official pipeline and vLLM-Omni's invalid-parameter tests",
         "# (tests/dfx/reliability/invalid_param_test/), cite them in `source`, replace every TODO.",
-        f"# `omniqual matrix validate matrices/{facts.name}.yaml` lists the TODOs left;",
-        f"# `omniqual model init {facts.name} --target {facts.url} --probe` proposes fixes where "
-        "the server",
-        "# contradicts a limit. A known difference of the release goes under `deviations` (it",
-        "# makes the row `limited`, with its reason as the limitation).",
-        f"# Schema fields not drafted: {skipped}.",
-    ]
+        f"# `omniqual matrix validate matrices/{facts.name}.yaml` lists the TODOs left, and",
+        f"#   omniqual model init {facts.name} --target {facts.url} --probe",
+        "# proposes fixes where the server contradicts a limit (it writes nothing). A known",
+        "# difference of the release goes under `deviations`: it makes the row `limited`, with its",
+        "# reason as the limitation.",
+        *textwrap.wrap(f"Schema fields not drafted: {skipped}.", 96, initial_indent="# ",
+                       subsequent_indent="#   "),
+    ]  # fmt: skip
     return "\n".join(header) + "\n" + dump(data)
 
 
