@@ -209,3 +209,28 @@ def test_request_set_needs_three_prompts(prompts: tuple[str, ...]) -> None:
     with pytest.raises(ValueError, match="at least 3"):
         ReferenceParityParams.model_validate({**SPEC["params"], "requests": {
             "prompts": list(prompts), "seeds": [1, 2]}})  # fmt: skip
+
+
+def test_live_reference_runs_once_per_checkpoint_and_request_set(tmp_path: Path) -> None:
+    """A campaign's second row of the same recipe reuses the run; other requests do not."""
+    from omniqual.checks.parity.reference_live import LiveReference, run_live
+    from omniqual.checks.parity.requests import ParityRequests
+    from omniqual.specs.contracts import load_contract
+
+    contract = load_contract(ROOT / "gates/contracts/sd3-tiny.yaml")
+    runner = FakeReferenceRunner()
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.mkdir()
+
+    def live(requests: ParityRequests) -> LiveReference:
+        return asyncio.run(run_live(
+            runner, contract, requests, checkpoint=checkpoint, dtype="bfloat16",
+            device="cpu", python=None, env={}, timeout_s=60, reuse=True,
+        ))  # fmt: skip
+
+    first, second = live(PARAMS.requests), live(PARAMS.requests)
+    assert len(runner.jobs) == 1
+    assert not first.reused and second.reused
+    assert second.references.media == first.references.media
+    live(PARAMS.requests.model_copy(update={"seeds": (1, 2)}))
+    assert len(runner.jobs) == 2
