@@ -80,13 +80,12 @@ def _endpoint(endpoint: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(endpoint)
     out["probe"] = {k: v for k, v in endpoint.get("probe", {}).items() if not _todo(v)}
     out["fields"] = [_field(f) for f in endpoint.get("fields", ())]
+    # An upload whose counts are still TODO is not sent: guessing a count would probe a request
+    # nobody stated (a refused probe then says the upload is needed).
     out["inputs"] = [
-        {
-            k: (1 if _todo(v) and k.endswith("count") else v)
-            for k, v in i.items()
-            if not (_todo(v) and not k.endswith("count"))
-        }
+        {k: ("probe: TODO" if _todo(v) else v) for k, v in i.items()}
         for i in endpoint.get("inputs", ())
+        if not any(_todo(i.get(k)) for k in ("min_count", "max_count", "probe_count"))
     ]
     return out
 

@@ -106,3 +106,18 @@ def test_a_probe_of_existing_files_rechecks_them_without_writing(tmp_path: Path)
 def test_a_probe_without_a_contract_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="file not found"):
         asyncio.run(probe_contract(URL, tmp_path / "none.yaml", "images-generations"))
+
+
+def test_an_upload_with_todo_counts_is_not_sent_by_the_probe() -> None:
+    endpoint = {
+        "probe": {"prompt": "p"},
+        "fields": [],
+        "inputs": [
+            {"field": "image", "min_count": "TODO: a", "max_count": "TODO: b"},
+            {"field": "mask", "min_count": 0, "max_count": 1, "probe_count": 0,
+             "source": "TODO: c"},
+        ],
+    }  # fmt: skip
+    (kept,) = provisional({"model": "m", "endpoints": [endpoint]})["endpoints"][0]["inputs"]
+    assert kept == {"field": "mask", "min_count": 0, "max_count": 1, "probe_count": 0,
+                    "source": "probe: TODO"}  # fmt: skip
