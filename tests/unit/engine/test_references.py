@@ -1,0 +1,83 @@
+"""The parity reference pool: the baseline row's recipe is served once and shared by every
+candidate naming that row, another row replaces it, everything stops when the pool closes; a
+row without a serving recipe is unavailable (the check records invalid)."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from omniqual.checks.base import TargetInfo
+from omniqual.domain.axes import RowKey
+from omniqual.domain.provenance import Provenance
+from omniqual.domain.recipe import LaunchRecipe
+from omniqual.engine import references
+from omniqual.engine.references import ReferenceBook, ReferencePool, ReferenceUnavailable
+from omniqual.engine.targets import PreparedModel, ServedTarget
+from omniqual.specs.recipes import LoadedRecipe
+
+SD3 = RowKey((("model", "sd3-tiny"), ("dtype", "bf16")))
+QWEN = RowKey((("model", "qwen-image-tiny"), ("dtype", "bf16")))
+REFUSED = RowKey((("model", "sd3-tiny"), ("execution", "step/1")))
+
+
+def _recipe(recipe_id: str, **extra: object) -> LoadedRecipe:
+    recipe = LaunchRecipe.model_validate(
+        {"id": recipe_id, "description": "d", "kind": "embedded", "pipeline": "sd3-tiny", **extra}
+    )
+    return LoadedRecipe(recipe, Path("runners") / f"{recipe_id}.yaml", 1)
+
+
+BOOK = ReferenceBook({
+    str(SD3): _recipe("sd3-tiny"),
+    str(QWEN): _recipe("qwen-image-tiny"),
+    str(REFUSED): _recipe("sd3-tiny-step", expect="rejects", expected_error="requires"),
+})  # fmt: skip
+
+
+def test_a_reference_is_launched_once_per_row_and_stopped_at_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    events: list[str] = []
+
+    @asynccontextmanager
+    async def fake_served(
+        loaded: LoadedRecipe, prepared: PreparedModel, writer: object, url: str | None,
+        role: str = "",
+    ) -> AsyncIterator[ServedTarget]:  # fmt: skip
+        events.append(f"up {loaded.recipe.id} as {role}")
+        try:
+            yield ServedTarget(TargetInfo(url="http://127.0.0.1:1", pid=42), Provenance())
+        finally:
+            events.append(f"down {loaded.recipe.id}")
+
+    monkeypatch.setattr(references, "served", fake_served)
+
+    def prepared(recipe: LaunchRecipe, base: Provenance, directory: Path) -> PreparedModel:
+        return PreparedModel(None, None, base)
+
+    monkeypatch.setattr(references, "prepare_model", prepared)
+
+    async def scenario() -> list[str]:
+        seen = []
+        async with ReferencePool(BOOK, writer=None, base=Provenance()) as pool:  # type: ignore[arg-type]
+            for row in (QWEN, SD3, SD3, SD3):
+                async with pool.serve(row) as served:
+                    seen.append(f"{served.recipe_id} pid {served.target.pid}")
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen == ["qwen-image-tiny pid 42", *["sd3-tiny pid 42"] * 3]
+    assert events == [
+        "up qwen-image-tiny as reference", "down qwen-image-tiny",
+        "up sd3-tiny as reference", "down sd3-tiny",
+    ]  # fmt: skip
+
+
+def test_a_row_without_a_serving_recipe_is_unavailable() -> None:
+    with pytest.raises(ReferenceUnavailable, match="expected to be refused"):
+        BOOK.recipe_for(REFUSED)
+    with pytest.raises(ReferenceUnavailable, match="no matrix row"):
+        BOOK.recipe_for(RowKey((("model", "wan-t2v-tiny"),)))
