@@ -21,6 +21,7 @@ from omniqual.engine.events import (
     GateProgress,
     GateSkippedAsDone,
     GateStarted,
+    TargetLost,
     TargetReady,
     TargetStarting,
 )
@@ -80,6 +81,9 @@ class ConsoleObserver:
             self.err.print(f"starting target [bold]{event.recipe}[/] ...")
         elif isinstance(event, TargetReady):
             self.err.print(f"target [bold]{event.recipe}[/] ready at {event.url}")
+        elif isinstance(event, TargetLost):
+            self.err.print(f"[yellow]target [bold]{event.recipe}[/] stopped answering after "
+                           f"{event.after_gate} (see its result); relaunching[/]")  # fmt: skip
         elif isinstance(event, GateStarted):
             self._task = self.progress.add_task(f"{event.gate} on {event.row[:60]}", total=None)
         elif isinstance(event, GateProgress) and self._task is not None:

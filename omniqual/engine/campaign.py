@@ -16,7 +16,14 @@ from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
-from omniqual.engine.events import GateSkippedAsDone, Observer, TargetReady, TargetStarting, ignore
+from omniqual.engine.events import (
+    GateSkippedAsDone,
+    Observer,
+    TargetLost,
+    TargetReady,
+    TargetStarting,
+    ignore,
+)
 from omniqual.engine.gate_runner import GateJob, run_gate
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
 from omniqual.engine.plan import PlannedGate, done_keys, is_done, make_plan
@@ -25,6 +32,7 @@ from omniqual.engine.references import ReferenceBook, ReferencePool
 from omniqual.engine.store import RunWriter
 from omniqual.engine.targets import (
     PreparedModel,
+    answers_health,
     attempt_launch,
     check_serves_rows,
     prepare_model,
@@ -145,16 +153,25 @@ async def _run_recipe(
         await _run_item(item, recipe, prepared, writer, root, command, observe, url=None)
     if not online:
         return
-    if url is None and recipe.recipe.kind is not RecipeKind.URL:
-        observe(TargetStarting(recipe.recipe.id))  # a URL target is used, never started
-    async with served(recipe, prepared, writer, url) as target:
-        if target.identity is not None:
-            check_serves_rows(target.identity, recipe.recipe, [i.row for i in online])
-        observe(TargetReady(recipe.recipe.id, target.info.url or "", 0.0))
-        for item in online:
-            job = GateJob(item.gate, item.row, target.info, target.provenance)
-            await run_gate(job, writer, project_root=root, command=command, observe=observe,
-                           seed=seed, serve_reference=pool.serve)  # fmt: skip
+    launched = url is None and recipe.recipe.kind is not RecipeKind.URL
+    remaining = list(online)
+    while remaining:
+        if launched:
+            observe(TargetStarting(recipe.recipe.id))  # a URL target is used, never started
+        async with served(recipe, prepared, writer, url) as target:
+            if target.identity is not None:
+                check_serves_rows(target.identity, recipe.recipe, [i.row for i in remaining])
+            observe(TargetReady(recipe.recipe.id, target.info.url or "", 0.0))
+            while remaining:
+                item = remaining.pop(0)
+                job = GateJob(item.gate, item.row, target.info, target.provenance)
+                await run_gate(job, writer, project_root=root, command=command, observe=observe,
+                               seed=seed, serve_reference=pool.serve)  # fmt: skip
+                # A server the gate crashed is that gate's finding; the next gate gets a fresh
+                # launch instead of a column of unreachable errors. A URL is never relaunched.
+                if remaining and launched and not await answers_health(target.info.url):
+                    observe(TargetLost(recipe.recipe.id, item.gate.spec.id, str(item.row)))
+                    break
 
 
 async def _run_item(

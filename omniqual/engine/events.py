@@ -19,6 +19,15 @@ class TargetReady:
 
 
 @dataclass(frozen=True, slots=True)
+class TargetLost:
+    """A launched target stopped answering after a gate; it is relaunched for the next one."""
+
+    recipe: str
+    after_gate: str
+    row: str
+
+
+@dataclass(frozen=True, slots=True)
 class GateStarted:
     gate: str
     row: str
@@ -43,7 +52,13 @@ class GateSkippedAsDone:
 
 
 EngineEvent = (
-    TargetStarting | TargetReady | GateStarted | GateProgress | GateFinished | (GateSkippedAsDone)
+    TargetStarting
+    | TargetReady
+    | TargetLost
+    | GateStarted
+    | GateProgress
+    | GateFinished
+    | GateSkippedAsDone
 )
 Observer = Callable[[EngineEvent], None]
 

@@ -143,6 +143,17 @@ async def check_reachable(url: str) -> None:
         raise TargetNotReady(f"{url}/health answered HTTP {health.status}: the target is not ready")
 
 
+async def answers_health(url: str | None, timeout_s: float = 10.0) -> bool:
+    """Whether a launched server still answers ``/health`` (False once it crashed or hung)."""
+    if url is None:
+        return False
+    try:
+        async with asyncio.timeout(timeout_s), OmniClient(url) as client:
+            return (await client.health()).healthy
+    except (TimeoutError, ClientError):
+        return False
+
+
 @dataclass(frozen=True, slots=True)
 class ServedTarget:
     info: TargetInfo
