@@ -7,6 +7,7 @@ REVISION_FIELDS: tuple[str, ...] = (
     "checkpoint_sha256",
     "vllm_omni_version",
     "vllm_omni_commit",
+    "vllm_version",
     "serve_config_sha256",
 )
 """Fields that make evidence stale when they differ from the matrix's target revision."""

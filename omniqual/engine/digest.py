@@ -32,6 +32,7 @@ class ProvenanceDigest(BaseModel):
     checkpoint_sha256: str | None = None
     vllm_omni_version: str | None = None
     vllm_omni_commit: str | None = None
+    vllm_version: str | None = None
     serve_config_sha256: str | None = None
 
 

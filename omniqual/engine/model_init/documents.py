@@ -172,14 +172,15 @@ def matrix_text(facts: DraftFacts) -> str:
     if facts.pins:
         pin_lines = [
             "target:",
+            # vLLM-Omni 0.30 mounts vLLM's /version: the pin is the server release it reports.
             *(f"  {k}: {scalar(v)}  # GET /version" for k, v in facts.pins.items()),
         ]
     else:
         pin_lines = [
-            f"# GET /version reports {facts.reported_version}: vLLM's release (vLLM-Omni mounts",
-            "# vLLM's route), recorded on every result as vllm_version. No revision is pinned: a",
-            "# result from a URL records no checkpoint, model revision, vLLM-Omni version or",
-            "# commit, and a pin no result can carry would make every result stale.",
+            f"# GET /version reported {facts.reported_version or 'nothing'}. No revision is "
+            "pinned: a result",
+            "# from a URL records no checkpoint, model revision, vLLM-Omni version or commit, and",
+            "# a pin no result can carry would make every result stale.",
             "target: {}",
         ]
     gates = ", ".join(facts.gates)

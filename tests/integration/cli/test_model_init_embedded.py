@@ -160,7 +160,8 @@ def test_init_drafts_files_that_validate_only_once_their_todos_are_filled(
     assert recipe["kind"] == "url" and recipe["url"] == drafted.url
     assert Path(recipe["model"]).name.startswith("sd3-tiny-")  # the id GET /v1/models serves
     matrix = yaml.safe_load((root / f"matrices/{NAME}.yaml").read_text())
-    assert matrix["target"] == {}  # /version is vLLM's: a pin no URL result carries is none
+    # /version is vLLM's release, which every URL result records as vllm_version: pinned.
+    assert set(matrix["target"]) == {"vllm_version"} and matrix["target"]["vllm_version"]
     assert drafted.todo_check.returncode == 2
     lines = drafted.todo_check.stderr.strip().splitlines()
     assert lines and all(": TODO" in line for line in lines), drafted.todo_check.stderr

@@ -10,7 +10,7 @@ from omniqual.domain.rules import CurrentGate, EvidenceItem, RowRequirements, de
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 P, F = GateOutcome.PASSED, GateOutcome.FAILED
 VERSIONS = {g: CurrentGate(1, f"spec-{g}") for g in ("contract", "load", "reject", "subset", "ff")}
-REV = ("rev1", "ck1", "0.30.0", None, "cfg1")
+REV = ("rev1", "ck1", "0.30.0", None, "0.20.0", "cfg1")
 FULL = RowRequirements(requires=("contract", "load"))
 LIMITED = RowRequirements(
     requires=("contract", "load"),
@@ -167,9 +167,9 @@ def test_unknown_gate_versions_are_not_stale() -> None:
 
 # --- one row's state never mixes checkpoints or servers (issue 8, item 2) ----------------------
 
-CK_A = ("rev1", "ck-a", "0.30.0", None, "cfg1")
-CK_B = ("rev1", "ck-b", "0.30.0", None, "cfg1")
-UNKNOWN = (None, None, None, None, None)
+CK_A = ("rev1", "ck-a", "0.30.0", None, "0.20.0", "cfg1")
+CK_B = ("rev1", "ck-b", "0.30.0", None, "0.20.0", "cfg1")
+UNKNOWN = (None,) * 6
 
 
 def test_passes_on_two_checkpoints_never_combine() -> None:
@@ -194,12 +194,12 @@ def test_unknown_revisions_never_combine_with_known_ones() -> None:
 
 
 def test_the_literal_unknown_is_no_revision() -> None:
-    reported = ("unknown", "unknown", "unknown", "unknown", "unknown")
+    reported = ("unknown",) * 6
     got = derive_state(
         FULL, [item("contract", revisions=reported), item("load", revisions=UNKNOWN)], {}
     )
     assert got.state is CellState.VALIDATED
-    pinned = ("rev1", None, None, None, None)
+    pinned = ("rev1", None, None, None, None, None)
     assert state(FULL, item("contract", revisions=reported), item("load"), target=pinned) is (
         CellState.NOT_TESTED
     )

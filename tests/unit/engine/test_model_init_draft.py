@@ -115,7 +115,7 @@ def test_every_drafted_limit_names_its_source_and_the_rest_is_todo(tmp_path: Pat
     assert str(probe["size"]).startswith("TODO")
 
 
-def test_the_recipe_and_matrix_bind_the_served_id_and_pin_nothing_unmatchable(
+def test_the_recipe_and_matrix_bind_the_served_id_and_pin_the_reported_release(
     tmp_path: Path,
 ) -> None:
     paths, _ = draft(tmp_path, task="t2i")
@@ -125,9 +125,8 @@ def test_the_recipe_and_matrix_bind_the_served_id_and_pin_nothing_unmatchable(
     assert str(recipe["row"]["hardware"]).startswith("TODO")
     matrix_text = (paths.matrices / "sd3-new.yaml").read_text()
     matrix = yaml.safe_load(matrix_text)
-    # /version reports vLLM's release only: no field a URL result records can carry a pin.
-    assert matrix["target"] == {}
-    assert "vllm_version" in matrix_text
+    # /version reports vLLM's release: URL results record it as vllm_version, so it is pinned.
+    assert matrix["target"] == {"vllm_version": "0.30.0"}
     row = matrix["rows"][0]
     assert row["recipe"] == "sd3-new" and row["requires"] == ["api-contract", "abort", "soak"]
     assert row["key"] == {"task": "t2i", "api_mode": "images-generations",
@@ -137,8 +136,8 @@ def test_the_recipe_and_matrix_bind_the_served_id_and_pin_nothing_unmatchable(
 
 def test_a_reported_vllm_omni_version_is_pinned() -> None:
     reported = ServedIdentity(URL, ("m",), (), {}, "0.30.0", "0.30.1", UNKNOWN)
-    assert revision_pins(reported) == {"vllm_omni_version": "0.30.1"}
-    silent = ServedIdentity(URL, ("m",), (), {}, "0.30.0", UNKNOWN, UNKNOWN)
+    assert revision_pins(reported) == {"vllm_omni_version": "0.30.1", "vllm_version": "0.30.0"}
+    silent = ServedIdentity(URL, ("m",), (), {}, UNKNOWN, UNKNOWN, UNKNOWN)
     assert revision_pins(silent) == {}
 
 
