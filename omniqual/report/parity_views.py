@@ -19,7 +19,9 @@ from omniqual.report.blocks import Block, Gallery, GalleryRow, KeyValues, Pictur
 from omniqual.report.evidence_blocks import RowLabels, row_label
 from omniqual.report.redact import safe_text
 
-PARITY_KINDS = frozenset({"candidate_parity"})
+PARITY_KINDS = frozenset({"candidate_parity", "reference_parity"})
+OFFICIAL_KINDS = frozenset({"reference_parity"})
+"""Gates whose reference is the official implementation: no serving figures on its side."""
 MIB = 1024 * 1024
 _VISUAL = (("reference_thumb", "Reference"), ("candidate_thumb", "Candidate"),
            ("difference", "Difference (amplified)"))  # fmt: skip
@@ -77,12 +79,14 @@ def _summary(result: GateResult, parity: Mapping[str, JsonValue], labels: RowLab
     samples = {m.name: m.samples for m in result.measurements}
     items: list[tuple[str, str]] = [
         ("candidate row", row_label(labels, result.row)),
-        ("reference row", row_label(labels, str(parity.get("reference_row", "")))),
+        ("reference", row_label(labels, str(parity.get("reference_row", "")))),
         ("reference recipe", _text(parity.get("reference_recipe"))),
         ("outcome", "; ".join([result.outcome.value, *map(safe_text, result.reasons)])),
         ("tolerance", f"{_text(parity.get('tolerance'))}: "
                       f"{_text(parity.get('tolerance_rationale'))}"),
     ]  # fmt: skip
+    if result.gate_kind in OFFICIAL_KINDS:
+        return KeyValues(f"Reference parity: {row_label(labels, result.row)}", tuple(items))
     signals = parity.get("signals")
     for signal in signals if isinstance(signals, list) else []:
         if isinstance(signal, dict):

@@ -39,6 +39,7 @@ SECTION_BY_KIND: Mapping[str, str] = {
     "soak": "performance",
     "abort": "fault",
     "candidate_parity": "accuracy",
+    "reference_parity": "accuracy",
     # Kinds the architecture plans; listed so their results land in the right section.
     "parity": "accuracy",
     "fp8_parity": "accuracy",

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, JsonValue, ValidationError
 
 from omniqual.checks.api_contract.exchange import Timeouts
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
@@ -28,6 +28,7 @@ from omniqual.checks.parity.reference_dir import (
 )
 from omniqual.checks.parity.reference_judge import judge_case
 from omniqual.checks.parity.reference_live import run_live
+from omniqual.checks.parity.reference_pictures import picture_entry
 from omniqual.checks.parity.reference_source import ReferenceSet
 from omniqual.checks.parity.requests import ParityCase, ParityRequests, parity_cases, send_case
 from omniqual.client import ClientError
@@ -204,6 +205,7 @@ class ReferenceParityCheck:
         results: list[CaseResult] = []
         measurements: list[Measurement] = []
         metrics: dict[str, list[dict[str, object]]] = {}
+        pairs: list[JsonValue] = []
         for case in cases:
             reference = references.media.get(case.id)
             got = served.get(case.id)
@@ -227,6 +229,15 @@ class ReferenceParityCheck:
                                     params.tolerances.get(case.kind))  # type: ignore[call-overload]  # fmt: skip
                 measurements += judged.measurements
                 metrics[case.id] = [m.model_dump(mode="json") for m in judged.measurements]
+                for index, comparison, beyond in judged.compared:
+                    label = case.id if len(reference.items) == 1 else f"{case.id}#{index}"
+                    entry, pictures = picture_entry(
+                        ctx.artifacts, case_id=case.id, index=index, label=label, kind=case.kind,
+                        reference=reference.items[index], served=got[index],
+                        comparison=comparison, failures=beyond,
+                    )  # fmt: skip
+                    pairs.append(entry)
+                    artifacts += pictures
                 failures += judged.failures
                 note = judged.summary if not judged.failures else "; ".join(judged.failures)[:400]
                 outcome = GateOutcome.FAILED if judged.failures else GateOutcome.PASSED
@@ -244,14 +255,26 @@ class ReferenceParityCheck:
             [r for r in results if r.outcome is GateOutcome.FAILED]), unit="count", bound=0,
             ok=not failures))  # fmt: skip
         reasons = failures[:40] + invalid[:20]
+        kinds = sorted({c.kind for c in cases})
+        # The run report draws reference | served | difference per output from this block.
+        gallery: dict[str, JsonValue] = {
+            "reference_row": "the official implementation (diffusers), same checkpoint",
+            "reference_recipe": str(effective.get("reference_source", "")),
+            "tolerance": ", ".join(kinds),
+            "tolerance_rationale": " | ".join(
+                params.tolerances[k].rationale for k in kinds if k in params.tolerances
+            ),
+            "pairs": pairs,
+        }
         return CheckOutcome(
             verdict(failures, invalid=invalid), tuple(reasons), measurements=tuple(measurements),
-            artifacts=tuple(artifacts), cases=tuple(results),
+            # A small thumbnail can be the very bytes of a stored output: list each file once.
+            artifacts=tuple({a.sha256: a for a in artifacts}.values()), cases=tuple(results),
             requested={"cases": len(cases), "prompts": len(params.requests.prompts),
                        "seeds": list(params.requests.seeds),
                        "tolerances": {k: v.model_dump(mode="json")
                                       for k, v in params.tolerances.items()}},
-            effective={k: v for k, v in effective.items()},  # type: ignore[misc]
+            effective={**effective, "parity": gallery},  # type: ignore[dict-item]
         )  # fmt: skip
 
     @staticmethod

@@ -29,6 +29,8 @@ class CaseJudgement:
     measurements: tuple[Measurement, ...]
     summary: str
     """Headline figures for the case's note (PSNR/SSIM, SNR/LSD)."""
+    compared: tuple[tuple[int, Comparison, tuple[str, ...]], ...] = ()
+    """Per output compared: its index, the comparison and its failures (for the pictures)."""
 
 
 def _reference_video(data: bytes, fps: float | None) -> DecodedVideo:
@@ -69,6 +71,7 @@ def judge_case(
                         f" {len(reference.items)}")  # fmt: skip
     measurements: list[Measurement] = []
     headlines: list[str] = []
+    compared: list[tuple[int, Comparison, tuple[str, ...]]] = []
     for index, (ref, got) in enumerate(zip(reference.items, served, strict=False)):
         label = case_id if len(reference.items) == 1 else f"{case_id}#{index}"
         try:
@@ -77,6 +80,9 @@ def judge_case(
             failures.append(f"{label}: served {kind} cannot be decoded: {exc}")
             continue
         measurements += comparison.to_measurements(prefix=f"{label}/")
-        failures += [f"{label}: {reason}" for reason in judge(comparison, tolerance)]
+        beyond = tuple(f"{label}: {reason}" for reason in judge(comparison, tolerance))
+        failures += beyond
+        compared.append((index, comparison, beyond))
         headlines.append(_headline(comparison))
-    return CaseJudgement(tuple(failures), tuple(measurements), "; ".join(headlines))
+    return CaseJudgement(tuple(failures), tuple(measurements), "; ".join(headlines),
+                         tuple(compared))  # fmt: skip

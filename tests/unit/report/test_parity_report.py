@@ -116,3 +116,15 @@ def test_a_tampered_picture_is_not_embedded(tmp_path: Path) -> None:
     path.write_bytes(b"\x89PNG\r\n\x1a\n not what was hashed")
     html = render_run_report(report, "html")
     assert f"artifact {victim[:12]} not in the evidence directories" in html
+
+
+def test_reference_parity_results_get_the_gallery_without_serving_figures(tmp_path: Path) -> None:
+    report, result, _ = evidence(tmp_path)
+    official = result.model_copy(update={"gate_id": "reference-parity",
+                                         "gate_kind": "reference_parity"})  # fmt: skip
+    report = RunEvidence("parity", report.matrix, results=(official,),
+                         artifact_dirs=report.artifact_dirs)  # fmt: skip
+    html = render_run_report(report, "html")
+    assert "Reference parity: #" in html and "Difference (amplified)" in html
+    assert html.count('src="data:image/png;base64,') == 18
+    assert "latency" not in html.split("Reference parity: #", 1)[1].split("Parity outputs", 1)[0]

@@ -234,3 +234,22 @@ def test_live_reference_runs_once_per_checkpoint_and_request_set(tmp_path: Path)
     assert second.references.media == first.references.media
     live(PARAMS.requests.model_copy(update={"seeds": (1, 2)}))
     assert len(runner.jobs) == 2
+
+
+def test_each_output_gets_official_served_and_difference_pictures(tmp_path: Path) -> None:
+    outcome = run(make_ctx(tmp_path), FakeReferenceRunner(noise_sigma=1.0))
+    gallery = outcome.effective["parity"]
+    assert isinstance(gallery, dict) and "official implementation" in str(gallery["reference_row"])
+    pairs = gallery["pairs"]
+    assert isinstance(pairs, list) and len(pairs) == 6
+    # Content-addressed: a 64x64 thumbnail may be the very bytes of a stored output.
+    stored = {a.sha256 for a in outcome.artifacts}
+    for pair in pairs:
+        assert isinstance(pair, dict) and pair["kind"] == "image" and pair["identical"] is False
+        files = pair["files"]
+        assert isinstance(files, dict)
+        roles = ("reference_thumb", "candidate_thumb", "difference")
+        assert {str(files[role]) for role in roles} <= stored
+        assert len({str(files[role]) for role in roles}) == 3
+        metrics = pair["metrics"]
+        assert isinstance(metrics, dict) and float(str(metrics["psnr_db"])) > 40.0
