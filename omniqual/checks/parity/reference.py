@@ -268,8 +268,7 @@ class ReferenceParityCheck:
         }
         return CheckOutcome(
             verdict(failures, invalid=invalid), tuple(reasons), measurements=tuple(measurements),
-            # A small thumbnail can be the very bytes of a stored output: list each file once.
-            artifacts=tuple({a.sha256: a for a in artifacts}.values()), cases=tuple(results),
+            artifacts=tuple(artifacts), cases=tuple(results),
             requested={"cases": len(cases), "prompts": len(params.requests.prompts),
                        "seeds": list(params.requests.seeds),
                        "tolerances": {k: v.model_dump(mode="json")
