@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
-from test_soak_embedded import MISSING, embedded_context, gate_spec, served  # noqa: F401
+from test_soak_embedded import embedded_context, gate_spec, served  # noqa: F401
 
 from omniqual.checks.abort import AbortCheck
 from omniqual.checks.abort.params import AbortParams
@@ -21,11 +21,9 @@ from omniqual.deploy.launcher import LaunchedTarget
 from omniqual.domain.axes import RowKey
 from omniqual.domain.outcomes import GateOutcome
 from tests.fakes.memory_sink import MemorySink
+from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
-pytestmark = [
-    pytest.mark.integration, pytest.mark.embedded, pytest.mark.slow,
-    pytest.mark.skipif(MISSING, reason="vllm_omni is not importable here"),
-]  # fmt: skip
+pytestmark = EMBEDDED_MARKS
 
 
 def _tmp_census(target: LaunchedTarget) -> str:

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib.util
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -29,17 +27,11 @@ from omniqual.domain.evidence import Artifact
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.specs.contracts import load_contract
+from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
-VLLM_BIN = Path(sys.executable).parent / "vllm"
-MISSING = importlib.util.find_spec("vllm_omni") is None or not VLLM_BIN.exists()
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.embedded,
-    pytest.mark.slow,
-    pytest.mark.skipif(MISSING, reason="vllm_omni is not installed (embedded target missing)"),
-]
+pytestmark = EMBEDDED_MARKS
 
 PIPELINES = [
     "sd3-tiny",

@@ -7,8 +7,6 @@ gate must fail with the reason it measured: the silent fallback."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,17 +14,11 @@ import pytest
 from omniqual.checks.parity.candidate_proof import SILENT_FALLBACK
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.engine.single_gate import run_single_gate
+from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
-VLLM_BIN = Path(sys.executable).parent / "vllm"
-MISSING = importlib.util.find_spec("vllm_omni") is None or not VLLM_BIN.exists()
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.embedded,
-    pytest.mark.slow,
-    pytest.mark.skipif(MISSING, reason="vllm_omni is not installed (embedded target missing)"),
-]
+pytestmark = EMBEDDED_MARKS
 
 
 def test_sd3_fp8_on_cpu_fails_parity_as_a_silent_fallback(

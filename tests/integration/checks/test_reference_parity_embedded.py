@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,17 +28,11 @@ from omniqual.domain.evidence import Artifact, Measurement
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.engine.reference_build import build_reference_dir
+from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
-VLLM_BIN = Path(sys.executable).parent / "vllm"
-MISSING = importlib.util.find_spec("vllm_omni") is None or not VLLM_BIN.exists()
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.embedded,
-    pytest.mark.slow,
-    pytest.mark.skipif(MISSING, reason="vllm_omni is not installed (embedded target missing)"),
-]
+pytestmark = EMBEDDED_MARKS
 
 
 class _Sink:

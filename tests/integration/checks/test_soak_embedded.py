@@ -8,7 +8,6 @@ Prints the figures (`pytest -s`) and stores them as junit properties. Skipped wi
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,13 +25,10 @@ from omniqual.domain.outcomes import GateOutcome
 from omniqual.specs.recipes import load_recipes
 from omniqual.specs.source import load_yaml
 from tests.fakes.memory_sink import MemorySink
+from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
-MISSING = importlib.util.find_spec("vllm_omni") is None
-pytestmark = [
-    pytest.mark.integration, pytest.mark.embedded, pytest.mark.slow,
-    pytest.mark.skipif(MISSING, reason="vllm_omni is not importable here"),
-]  # fmt: skip
+pytestmark = EMBEDDED_MARKS
 
 
 def gate_spec(name: str) -> GateSpec:

@@ -7,7 +7,6 @@ that the project's gate specs name as the URL target's watched directory.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -22,14 +21,11 @@ import pytest
 import yaml
 
 from omniqual.specs.contracts import load_contract
+from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
-MISSING = importlib.util.find_spec("vllm_omni") is None or not (BIN / "vllm").exists()
-pytestmark = [
-    pytest.mark.integration, pytest.mark.embedded, pytest.mark.slow,
-    pytest.mark.skipif(MISSING, reason="vllm_omni is not installed (embedded target missing)"),
-]  # fmt: skip
+pytestmark = EMBEDDED_MARKS
 NAME = "sd3-mine"
 URL_GATES = ("api-contract", "abort", "soak")
 

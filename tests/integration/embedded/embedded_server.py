@@ -19,11 +19,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 
 VLLM_BIN = Path(sys.executable).parent / "vllm"
 READY_TIMEOUT_S = 240.0
 EMBEDDED_MISSING = importlib.util.find_spec("vllm_omni") is None or not VLLM_BIN.exists()
 SKIP_REASON = "vllm_omni is not importable here (install with .ci/install-embedded.sh)"
+EMBEDDED_MARKS = [
+    pytest.mark.integration,
+    pytest.mark.embedded,
+    pytest.mark.slow,
+    pytest.mark.skipif(EMBEDDED_MISSING, reason=SKIP_REASON),
+]
+"""``pytestmark`` of every test module that needs the live embedded target."""
 
 
 def free_port() -> int:
