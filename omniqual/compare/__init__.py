@@ -4,6 +4,7 @@ Pure functions over numpy arrays; no HTTP, and torch only inside :func:`lpips_di
 """
 
 from omniqual.compare.audio import AudioComparison, compare_audio
+from omniqual.compare.frontier import FrontierResult, SweepPoint, pareto, recommend
 from omniqual.compare.image import ImageComparison, compare_image_bytes, compare_images
 from omniqual.compare.lpips import LpipsResult, lpips_distance, lpips_unavailable
 from omniqual.compare.media import (
@@ -31,11 +32,13 @@ __all__ = [
     "Comparison",
     "DecodedAudio",
     "DecodedVideo",
+    "FrontierResult",
     "ImageComparison",
     "ImageTolerance",
     "LpipsResult",
     "MediaDecodeError",
     "ParityTolerance",
+    "SweepPoint",
     "VideoComparison",
     "VideoTolerance",
     "compare_audio",
@@ -49,6 +52,8 @@ __all__ = [
     "judge",
     "lpips_distance",
     "lpips_unavailable",
+    "pareto",
+    "recommend",
     "spectrogram_difference_png",
     "thumbnail_png",
 ]
