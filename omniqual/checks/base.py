@@ -74,6 +74,9 @@ class CheckContext:
     )
     """The deployment of another matrix row (a parity gate's baseline), served for the block;
     None where the engine cannot serve one (the check is then invalid, never passed)."""
+    serve_point: Callable[[LaunchRecipe], AbstractAsyncContextManager["PointLaunch"]] | None = None
+    """A recipe the check derived (an offload sweep point) launched with the target's launcher
+    for the block and stopped after it; a refusal or a startup hang is yielded, not raised."""
     progress: Progress = field(default=lambda message, fraction: None)
     seed: int = 0
 
@@ -83,6 +86,17 @@ class LaunchAttempt:
     """A startup attempt of a recipe, with its server log stored as an artifact."""
 
     startup: StartupOutcome
+    log_artifact: Artifact | None
+
+
+@dataclass(frozen=True, slots=True)
+class PointLaunch:
+    """One launch of a derived recipe: how startup went and, when it became ready, the target
+    (up until the block ends)."""
+
+    startup: StartupOutcome
+    target: TargetInfo | None
+    """None when the point refused to start or hung past its readiness deadline."""
     log_artifact: Artifact | None
 
 

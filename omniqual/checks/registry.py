@@ -16,6 +16,7 @@ BUILTIN: dict[str, str] = {
     "abort": "omniqual.checks.abort:AbortCheck",
     "candidate_parity": "omniqual.checks.parity.candidate:CandidateParityCheck",
     "reference_parity": "omniqual.checks.parity.reference:ReferenceParityCheck",
+    "offload_sweep": "omniqual.checks.offload_sweep:OffloadSweepCheck",
 }
 
 

@@ -4,13 +4,17 @@ result as it happens, take the target down; then compile the matrix and render t
 A killed campaign resumes from its journal: results already recorded (anything but a harness
 fault) are not redone."""
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from omniqual.checks.base import LaunchAttempt, TargetInfo
+from omniqual.checks.base import LaunchAttempt, PointLaunch, TargetInfo
 from omniqual.checks.registry import resolve
 from omniqual.deploy.fingerprint import collect_fingerprint
+from omniqual.deploy.launcher import LaunchError, StartupOutcome, launch, stop
+from omniqual.deploy.server_log import log_tail
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE, Provenance
@@ -37,6 +41,7 @@ from omniqual.engine.targets import (
     check_serves_rows,
     prepare_model,
     served,
+    store_log,
 )
 from omniqual.specs.campaign import LoadedCampaign
 from omniqual.specs.recipes import LoadedRecipe, load_recipes
@@ -192,7 +197,49 @@ async def _run_item(
         bounded = LoadedRecipe(given, recipe.path, recipe.line)
         return await attempt_launch(bounded, prepared, writer)
 
+    def serve_point(given: LaunchRecipe) -> AbstractAsyncContextManager[PointLaunch]:
+        return launched_point(LoadedRecipe(given, recipe.path, recipe.line), prepared, writer)
+
     job = GateJob(item.gate, item.row, target, prepared.provenance)
     return await run_gate(job, writer, project_root=root, command=command,
-                          launch_expecting_failure=launch_once,
+                          launch_expecting_failure=launch_once, serve_point=serve_point,
                           observe=observe)  # fmt: skip
+
+
+@asynccontextmanager
+async def launched_point(
+    loaded: LoadedRecipe, prepared: PreparedModel, writer: RunWriter
+) -> AsyncIterator[PointLaunch]:
+    """A derived recipe (a sweep point) launched for the block and stopped after it. A refusal
+    or a hang past the recipe's readiness deadline is yielded as data with its log."""
+    recipe = loaded.recipe
+    log_path = writer.run_dir / "logs" / f"{recipe.id}-point.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target = await asyncio.to_thread(
+            launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
+            name=f"point-{writer.run_id}-{recipe.id}",
+        )  # fmt: skip
+    except LaunchError as exc:
+        if exc.reason not in ("exited", "timeout"):
+            raise  # a port in use or a missing command says nothing about the point
+        startup = StartupOutcome(
+            recipe_id=recipe.id, expected=recipe.expect, became_ready=False, reason=exc.reason,
+            exit_code=exc.exit_code, elapsed_s=exc.elapsed_s, log_path=exc.log_path,
+            log_tail=exc.log_tail, command=exc.command, expected_error_matched=None,
+        )  # fmt: skip
+        yield PointLaunch(startup, None, store_log(writer, exc.log_path, f"{recipe.id} log"))
+        return
+    try:
+        startup = StartupOutcome(
+            recipe_id=recipe.id, expected=recipe.expect, became_ready=True, reason="ready",
+            exit_code=None, elapsed_s=target.time_to_ready_s, log_path=target.log_path,
+            log_tail=log_tail(target.log_path), command=target.command,
+            expected_error_matched=None,
+        )  # fmt: skip
+        info = TargetInfo(url=target.url, recipe=recipe, pid=target.pid,
+                          checkpoint_dir=prepared.checkpoint_dir, log_path=target.log_path,
+                          label=f"{recipe.id} @ {target.url}")  # fmt: skip
+        yield PointLaunch(startup, info, store_log(writer, target.log_path, f"{recipe.id} log"))
+    finally:
+        await asyncio.to_thread(stop, target)

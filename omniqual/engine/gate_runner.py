@@ -15,6 +15,7 @@ from omniqual.checks.base import (
     CheckOutcome,
     CheckParams,
     LaunchAttempt,
+    PointLaunch,
     ServedReference,
     TargetInfo,
 )
@@ -67,6 +68,7 @@ async def run_gate(
     observe: Observer = ignore,
     seed: int = 0,
     serve_reference: Callable[[RowKey], AbstractAsyncContextManager[ServedReference]] | None = None,
+    serve_point: Callable[[LaunchRecipe], AbstractAsyncContextManager[PointLaunch]] | None = None,
 ) -> GateResult:
     spec = job.gate.spec
     params = check_params(job.gate)
@@ -88,6 +90,7 @@ async def run_gate(
         make_client=make_client,
         launch_expecting_failure=launch_expecting_failure,
         serve_reference=serve_reference,
+        serve_point=serve_point,
         progress=lambda message, fraction: observe(GateProgress(spec.id, message, fraction)),
         seed=seed,
     )

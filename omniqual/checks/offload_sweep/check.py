@@ -1,0 +1,189 @@
+"""The ``offload_sweep`` check kind: launch each declared offload point of the row's model with
+the target's own launcher, one at a time, measure it the same way, hold its outputs to the
+resident reference point, and publish every point with the latency–memory frontier.
+
+Which points run depends on the row. On the reference point's row (the resident baseline) the
+whole sweep runs. On a row that a point stands for (``params.rows``), the reference and that
+point run, so the row's evidence is its own point's, and a row whose point refused, hung, or
+changed the output is never validated by it. A row no point stands for is ``invalid``.
+
+Outcome: ``failed`` when a point's output differs from the reference beyond tolerance or the
+row's own point does not serve; ``invalid`` when the reference cannot be measured or a served
+point's measurement is invalid (too few repetitions, a missing memory series); else ``passed``.
+Another point refusing (the default layerwise offload on a host without pinned memory) is
+recorded with its message and changes nothing else.
+"""
+
+import json
+from typing import ClassVar, Literal
+
+from omniqual.checks.api_contract.exchange import Timeouts
+from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
+from omniqual.checks.offload_sweep.frontier_block import sweep_block
+from omniqual.checks.offload_sweep.measure import measure_point
+from omniqual.checks.offload_sweep.params import OffloadSweepParams, Point, expand
+from omniqual.checks.offload_sweep.points import Parity, PointRecord, parity_of, point_recipe
+from omniqual.checks.parity.requests import ParityCase, parity_cases
+from omniqual.client import OmniClient
+from omniqual.deploy.observer import ProcessObserver
+from omniqual.domain.contract import EndpointContract
+from omniqual.domain.evidence import Artifact, Measurement
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.recipe import LaunchRecipe
+from omniqual.specs.contracts import contract_path, load_contract
+
+
+class OffloadSweepCheck:
+    kind: ClassVar[str] = "offload_sweep"
+    params_model: ClassVar[type[CheckParams]] = OffloadSweepParams
+    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
+
+    async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
+        assert isinstance(params, OffloadSweepParams)
+        base = ctx.target.recipe
+        if base is None or ctx.serve_point is None:
+            why = "offload-sweep needs a launch recipe and a launcher for its points"
+            return CheckOutcome(GateOutcome.INVALID, (why,))
+        endpoint = _endpoint(ctx, params)
+        if isinstance(endpoint, str):
+            return CheckOutcome(GateOutcome.INVALID, (endpoint,))
+        chosen = _points_for_row(ctx, params)
+        if isinstance(chosen, str):
+            return CheckOutcome(GateOutcome.INVALID, (chosen,))
+        points, own = chosen
+        cases = parity_cases(params.requests, endpoint)
+        records: dict[str, PointRecord] = {}
+        artifacts: list[Artifact] = []
+        for number, point in enumerate(points):
+            ctx.progress(f"sweep point {point.name} ({number + 1}/{len(points)})",
+                         number / len(points))  # fmt: skip
+            record, log = await _run_point(ctx, params, base_recipe=base, point=point, cases=cases)
+            if log is not None:
+                artifacts.append(log)
+            reference = records.get(params.reference)
+            if point.name != params.reference and reference is not None and record.served:
+                assert reference.measured is not None and record.measured is not None
+                kinds = {c.id: c.kind for c in cases}
+                parity = parity_of(reference.measured, record.measured, kinds, params.tolerance)
+                record = _with_parity(record, parity)
+            records[point.name] = record
+        return _outcome(ctx, params, records, own, artifacts)
+
+
+def _endpoint(ctx: CheckContext, params: OffloadSweepParams) -> EndpointContract | str:
+    model, api_mode = ctx.row.get("model"), ctx.row.get("api_mode")
+    if not model:
+        return "the row has no model axis value"
+    path = contract_path(ctx.project_root / params.contracts_dir, model)
+    if not path.is_file():
+        return f"no contract for model {model!r}: {path}"
+    found = next((e for e in load_contract(path).endpoints if e.api_mode == api_mode), None)
+    return found or f"contract {path.name} declares no endpoint for api_mode {api_mode!r}"
+
+
+def _points_for_row(
+    ctx: CheckContext, params: OffloadSweepParams
+) -> tuple[list[Point], str | None] | str:
+    """The points to launch for this row (the reference first) and the row's own point."""
+    every = list(expand(params.points))
+    reference = next(p for p in every if p.name == params.reference)
+    others = [p for p in every if p.name != params.reference]
+    if not params.rows:
+        return [reference, *others], None
+    standing = [name for name, axes in params.rows.items()
+                if all(ctx.row.get(axis) == value for axis, value in axes.items())]  # fmt: skip
+    if not standing:
+        return f"no sweep point stands for row {ctx.row} (params.rows names {sorted(params.rows)})"
+    own = standing[0]
+    if own == params.reference:
+        return [reference, *others], own
+    return [reference, next(p for p in others if p.name == own)], own
+
+
+async def _run_point(
+    ctx: CheckContext, params: OffloadSweepParams, *, base_recipe: LaunchRecipe, point: Point,
+    cases: tuple[ParityCase, ...],
+) -> tuple[PointRecord, Artifact | None]:  # fmt: skip
+    assert ctx.serve_point is not None
+    recipe = point_recipe(base_recipe, point, params.startup_deadline_s)
+    timeouts = Timeouts(params.request_timeout_s, params.job_timeout_s, params.poll_interval_s)
+    async with ctx.serve_point(recipe) as launched:
+        measured = None
+        if launched.target is not None:
+            target = launched.target
+
+            def make_client() -> OmniClient:
+                assert target.url is not None
+                return OmniClient(target.url, api_key=target.api_key)
+
+            measured = await measure_point(
+                make_client, target.pid, cases, timeouts=timeouts, warmup=params.warmup,
+                repetitions=params.repetitions,
+                observe=lambda pid: ProcessObserver(pid, interval_s=params.observer_interval_s),
+            )  # fmt: skip
+    record = PointRecord(point, launched.startup, measured, None, params.repetitions,
+                         params.min_repetitions)  # fmt: skip
+    return record, launched.log_artifact
+
+
+def _with_parity(record: PointRecord, parity: Parity) -> PointRecord:
+    return PointRecord(record.point, record.startup, record.measured, parity,
+                       record.repetitions_wanted, record.min_repetitions)  # fmt: skip
+
+
+def _outcome(
+    ctx: CheckContext, params: OffloadSweepParams, records: dict[str, PointRecord],
+    own: str | None, artifacts: list[Artifact],
+) -> CheckOutcome:  # fmt: skip
+    failures: list[str] = []
+    invalid: list[str] = []
+    reference = records[params.reference]
+    if not reference.valid:
+        invalid.append(f"the reference point {params.reference!r} could not be measured: "
+                       + "; ".join(reference.reasons()))  # fmt: skip
+    for name, record in records.items():
+        if name == params.reference:
+            continue
+        if not record.served:
+            if name == own:
+                failures.append(f"the row's point {name!r} did not serve: {record.reasons()[0]}")
+            continue  # another point's refusal or hang is recorded, not judged here
+        invalid += [f"point {name!r}: {r}" for r in record.reasons()]
+        parity = record.parity
+        if parity is not None and parity.outcome == "failed":
+            failures.append(f"point {name!r}: output differs from the reference "
+                            f"{params.reference!r}: " + "; ".join(parity.findings[:3]))  # fmt: skip
+        elif parity is not None and parity.outcome == "unavailable" and reference.valid:
+            invalid.append(f"point {name!r}: parity unavailable ({'; '.join(parity.findings)})")
+    block = sweep_block(records, params)
+    artifacts.insert(0, ctx.artifacts.put_artifact(
+        json.dumps(block, indent=2, sort_keys=True).encode("utf-8"),
+        media_type="application/json", role="offload-sweep", name="offload sweep points",
+    ))  # fmt: skip
+    measurements = _measurements(records)
+    return CheckOutcome(
+        verdict(failures, invalid=invalid), tuple(failures or invalid),
+        measurements=measurements, artifacts=tuple(artifacts),
+        requested={"reference": params.reference, "points": list(records), "row_point": own,
+                   "repetitions": params.repetitions, "warmup": params.warmup,
+                   "tolerance": params.tolerance.model_dump(mode="json", exclude_none=True)},
+        effective={"sweep": block},
+    )  # fmt: skip
+
+
+def _measurements(records: dict[str, PointRecord]) -> tuple[Measurement, ...]:
+    out: list[Measurement] = []
+    for name, record in records.items():
+        m = record.measured
+        out.append(Measurement(name=f"{name}.startup", value=record.startup.elapsed_s, unit="s"))
+        if m is None:
+            continue
+        if m.median_s is not None:
+            out.append(Measurement(name=f"{name}.latency_median", value=m.median_s, unit="s",
+                                   samples=len(m.latencies_s)))  # fmt: skip
+        for phase, memory in (("load", m.load), ("steady", m.steady)):
+            if memory.peak_pss_bytes is not None:
+                out.append(Measurement(name=f"{name}.peak_pss_{phase}",
+                                       value=float(memory.peak_pss_bytes), unit="bytes",
+                                       samples=memory.samples))  # fmt: skip
+    return tuple(out)

@@ -1,0 +1,55 @@
+"""The ``effective["sweep"]`` block of an offload-sweep result: every point's raw row, the
+frontier and dominance from :mod:`omniqual.compare.frontier`, the recommendation for the
+spec's memory budget, and the sentence on what the memory figure is on this host."""
+
+from typing import Any
+
+from omniqual.checks.offload_sweep.params import OffloadSweepParams
+from omniqual.checks.offload_sweep.points import PointRecord
+from omniqual.compare import SweepPoint, pareto, recommend
+
+CPU_MEMORY_NOTE = (
+    "No GPU was visible (NVML found no device), so the device an offload moves weights off is "
+    "host memory itself: offloaded and resident weights live in the same RAM, and the memory "
+    "figure is the peak PSS of the server's process tree. Offload cannot lower it here, and the "
+    "staging copies it keeps may raise it."
+)
+GPU_MEMORY_NOTE = (
+    "Memory is the peak GPU memory NVML attributes to the server's process tree, summed over "
+    "devices; host PSS and RSS are recorded beside it, since offload moves weights into them."
+)
+
+
+def sweep_point(record: PointRecord) -> SweepPoint:
+    """The frontier's view of a record: a point whose output differs leaves the frontier."""
+    m = record.measured
+    parity_failed = record.parity is not None and record.parity.outcome == "failed"
+    reasons = record.reasons() + (["output differs from the reference"] if parity_failed else [])
+    return SweepPoint(
+        name=record.point.name,
+        latency_s=m.median_s if m is not None else None,
+        memory_bytes=record.memory_bytes(),
+        valid=not reasons,
+        note="; ".join(reasons),
+    )
+
+
+def sweep_block(records: dict[str, PointRecord], params: OffloadSweepParams) -> dict[str, Any]:
+    points = [sweep_point(r) for r in records.values()]
+    result = pareto(points, baseline=params.reference)
+    gpu = any(
+        r.measured is not None
+        and (r.measured.load.gpu_bytes_per_device or r.measured.steady.gpu_bytes_per_device)
+        for r in records.values()
+    )
+    return {
+        "points": [r.as_json() for r in records.values()],
+        "frontier": list(result.frontier),
+        "dominated": dict(result.dominated),
+        "recommended": recommend(result, points, params.memory_budget_bytes),
+        "budget_bytes": params.memory_budget_bytes,
+        "degenerate": result.degenerate,
+        "memory_note": GPU_MEMORY_NOTE if gpu else CPU_MEMORY_NOTE,
+        "reference": params.reference,
+        "excluded": dict(result.excluded),
+    }
