@@ -67,7 +67,22 @@ class Gallery:
     kind: Literal["gallery"] = "gallery"
 
 
-Block = Table | KeyValues | Bullets | Gallery
+@dataclass(frozen=True, slots=True)
+class Plot:
+    """A chart drawn by the report itself: inline SVG in the HTML page, its caption alone in
+    Markdown (which carries no payloads).
+
+    ``svg`` is matplotlib's output, never a record's text: record strings inside it (point
+    names) were XML-escaped by matplotlib's writer, and the HTML template embeds it unescaped.
+    """
+
+    title: str
+    svg: str
+    caption: str
+    kind: Literal["plot"] = "plot"
+
+
+Block = Table | KeyValues | Bullets | Gallery | Plot
 
 
 @dataclass(frozen=True, slots=True)

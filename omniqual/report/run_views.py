@@ -29,6 +29,7 @@ from omniqual.report.evidence_blocks import (
 )
 from omniqual.report.parity_views import parity_blocks
 from omniqual.report.redact import safe_command, safe_text
+from omniqual.report.sweep_views import sweep_blocks
 from omniqual.report.views import MatrixView, matrix_view
 
 SECTION_BY_KIND: Mapping[str, str] = {
@@ -225,7 +226,14 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
                 *evidence_of("accuracy"),
             ),
         ),
-        Section(6, "Performance (raw)", evidence_of("performance")),
+        Section(
+            6,
+            "Performance (raw)",
+            non_empty(
+                *sweep_blocks(_section_results(results, "performance"), labels),
+                *evidence_of("performance"),
+            ),
+        ),
         Section(7, "Output contract and stage accounting", evidence_of("output")),
         Section(8, "Abort / disconnect / fault results", evidence_of("fault")),
         Section(
