@@ -98,6 +98,8 @@ class PointLaunch:
     target: TargetInfo | None
     """None when the point refused to start or hung past its readiness deadline."""
     log_artifact: Artifact | None
+    make_client: Callable[[], "OmniClient"] | None = None
+    """A fresh client for the served point (None when it did not serve)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from omniqual.checks.base import LaunchAttempt, PointLaunch, TargetInfo
 from omniqual.checks.registry import resolve
+from omniqual.client.client import OmniClient
 from omniqual.deploy.fingerprint import collect_fingerprint
 from omniqual.deploy.launcher import LaunchError, StartupOutcome, launch, stop
 from omniqual.deploy.server_log import log_tail
@@ -240,6 +241,8 @@ async def launched_point(
         info = TargetInfo(url=target.url, recipe=recipe, pid=target.pid,
                           checkpoint_dir=prepared.checkpoint_dir, log_path=target.log_path,
                           label=f"{recipe.id} @ {target.url}")  # fmt: skip
-        yield PointLaunch(startup, info, store_log(writer, target.log_path, f"{recipe.id} log"))
+        url = target.url
+        yield PointLaunch(startup, info, store_log(writer, target.log_path, f"{recipe.id} log"),
+                          lambda: OmniClient(url))  # fmt: skip
     finally:
         await asyncio.to_thread(stop, target)

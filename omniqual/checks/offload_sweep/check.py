@@ -24,7 +24,6 @@ from omniqual.checks.offload_sweep.measure import measure_point
 from omniqual.checks.offload_sweep.params import OffloadSweepParams, Point, expand
 from omniqual.checks.offload_sweep.points import Parity, PointRecord, parity_of, point_recipe
 from omniqual.checks.parity.requests import ParityCase, parity_cases
-from omniqual.client import OmniClient
 from omniqual.deploy.observer import ProcessObserver
 from omniqual.domain.contract import EndpointContract
 from omniqual.domain.evidence import Artifact, Measurement
@@ -109,15 +108,10 @@ async def _run_point(
     timeouts = Timeouts(params.request_timeout_s, params.job_timeout_s, params.poll_interval_s)
     async with ctx.serve_point(recipe) as launched:
         measured = None
-        if launched.target is not None:
+        if launched.target is not None and launched.make_client is not None:
             target = launched.target
-
-            def make_client() -> OmniClient:
-                assert target.url is not None
-                return OmniClient(target.url, api_key=target.api_key)
-
             measured = await measure_point(
-                make_client, target.pid, cases, timeouts=timeouts, warmup=params.warmup,
+                launched.make_client, target.pid, cases, timeouts=timeouts, warmup=params.warmup,
                 repetitions=params.repetitions,
                 observe=lambda pid: ProcessObserver(pid, interval_s=params.observer_interval_s),
             )  # fmt: skip
