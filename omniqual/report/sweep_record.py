@@ -5,21 +5,9 @@ recommendation and the degenerate sentence are the gate's. Every key may be miss
 partial record still renders, showing "—"), and unknown keys are ignored.
 """
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 _TOLERANT = ConfigDict(extra="ignore", frozen=True)
-
-MemoryField = Literal[
-    "peak_pss_bytes_steady", "peak_pss_bytes_load", "peak_rss_bytes", "gpu_bytes_max_device"
-]
-MEMORY_LABELS: dict[str, str] = {
-    "peak_pss_bytes_steady": "peak host PSS, steady phase",
-    "peak_pss_bytes_load": "peak host PSS, load phase",
-    "peak_rss_bytes": "peak host RSS",
-    "gpu_bytes_max_device": "peak GPU memory of the fullest device",
-}
 
 
 class PointParity(BaseModel):
@@ -52,14 +40,19 @@ class SweepPointRecord(BaseModel):
     parity: PointParity | None = None
     verdict: str | None = None
     verdict_reasons: list[str] = []
+    memory_bytes: float | None = None
+    """The memory figure the frontier judged this point on, when the gate records it."""
 
-    def memory(self, field: MemoryField) -> float | None:
-        """The figure named ``field``; the fullest device is the one a budget has to fit."""
-        if field == "gpu_bytes_max_device":
-            per_device = self.gpu_bytes_per_device
-            return max(per_device.values()) if per_device else None
-        value: float | None = getattr(self, field)
-        return value
+    def memory(self) -> float | None:
+        """The figure to plot: ``memory_bytes`` as recorded; for a record without it, the
+        gate's stated rule (GPU memory summed over devices where recorded, else the larger
+        PSS phase) read off the point's own figures, so the plot still matches the frontier."""
+        if self.memory_bytes is not None:
+            return self.memory_bytes
+        if self.gpu_bytes_per_device:
+            return float(sum(self.gpu_bytes_per_device.values()))
+        phases = (self.peak_pss_bytes_load, self.peak_pss_bytes_steady)
+        return None if None in phases else max(p for p in phases if p is not None)
 
 
 class SweepRecord(BaseModel):
@@ -74,5 +67,4 @@ class SweepRecord(BaseModel):
     budget_bytes: float | None = None
     degenerate: str | None = None
     memory_note: str | None = None
-    memory_field: MemoryField = "peak_pss_bytes_steady"
-    """Which memory figure the gate judged the frontier on (the plot's y axis)."""
+    """What the memory figure is on this host (GPU memory, or host memory on CPU)."""

@@ -14,13 +14,14 @@ from omniqual.report.blocks import Block, KeyValues, Plot, Table, non_empty
 from omniqual.report.evidence_blocks import RowLabels, row_label
 from omniqual.report.redact import safe_text, safe_value
 from omniqual.report.sweep_plot import MIB, frontier_svg, plottable
-from omniqual.report.sweep_record import MEMORY_LABELS, SweepPointRecord, SweepRecord
+from omniqual.report.sweep_record import SweepPointRecord, SweepRecord
 
 SWEEP_KINDS = frozenset({"offload_sweep"})
 _HEADERS = (
     "Point", "Mode", "Settings", "Verdict", "Frontier", "Startup (s)", "Latency median (s)",
     "Latency min–max (s)", "n", "Peak PSS load (MiB)", "Peak PSS steady (MiB)",
-    "Peak RSS (MiB)", "GPU per device (MiB)", "Parity", "Refusal / verdict reasons",
+    "Peak RSS (MiB)", "GPU per device (MiB)", "Memory judged (MiB)", "Parity",
+    "Refusal / verdict reasons",
 )  # fmt: skip
 
 
@@ -71,6 +72,7 @@ def _point_row(point: SweepPointRecord, record: SweepRecord) -> tuple[str, ...]:
         _mib(point.peak_pss_bytes_steady),
         _mib(point.peak_rss_bytes),
         "; ".join(f"{safe_text(d)}: {_mib(b)}" for d, b in sorted(gpus.items())) if gpus else "—",
+        _mib(point.memory()),
         _parity(point),
         "; ".join(safe_text(w) for w in why) or "—",
     )
@@ -81,8 +83,8 @@ def _caption(record: SweepRecord) -> str:
                for p in record.points if p.refused]  # fmt: skip
     unplotted = [safe_text(p.name) for p in record.points
                  if not p.refused and (p.latency_median_s is None
-                                       or p.memory(record.memory_field) is None)]  # fmt: skip
-    parts = [f"Median latency against {MEMORY_LABELS[record.memory_field]}."]
+                                       or p.memory() is None)]  # fmt: skip
+    parts = ["Median latency against the peak memory the frontier judged (see the memory note)."]
     parts.append(f"Refused to start: {', '.join(refused)}." if refused else "No point refused.")
     if unplotted:
         parts.append(f"Not plotted (a figure is missing): {', '.join(unplotted)}.")
@@ -96,7 +98,6 @@ def _summary(result: GateResult, record: SweepRecord, labels: RowLabels) -> KeyV
         ("outcome", "; ".join([result.outcome.value, *map(safe_text, result.reasons)])),
         ("points", str(len(record.points))),
         ("frontier (memory ascending)", ", ".join(map(safe_text, record.frontier)) or "none"),
-        ("memory judged", MEMORY_LABELS[record.memory_field]),
         ("memory budget", "none given" if budget is None else f"{budget / MIB:.1f} MiB"),
         ("recommended", safe_text(record.recommended) if record.recommended
          else "none: no frontier point fits the budget"),
