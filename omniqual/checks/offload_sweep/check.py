@@ -85,12 +85,18 @@ def _points_for_row(
 ) -> tuple[list[Point], str | None] | str:
     """The points to launch for this row (the reference first) and the row's own point."""
     every = list(expand(params.points))
+    if params.model_points:
+        chosen = params.model_points.get(ctx.row.get("model") or "")
+        if chosen is None:
+            return f"no sweep declared for model {ctx.row.get('model')!r} (params.model_points)"
+        every = [p for p in every if p.spec in chosen]
     reference = next(p for p in every if p.name == params.reference)
     others = [p for p in every if p.name != params.reference]
     if not params.rows:
         return [reference, *others], None
-    standing = [name for name, axes in params.rows.items()
-                if all(ctx.row.get(axis) == value for axis, value in axes.items())]  # fmt: skip
+    names = {p.name for p in every}
+    standing = [name for name, axes in params.rows.items() if name in names
+                and all(ctx.row.get(axis) == value for axis, value in axes.items())]  # fmt: skip
     if not standing:
         return f"no sweep point stands for row {ctx.row} (params.rows names {sorted(params.rows)})"
     own = standing[0]

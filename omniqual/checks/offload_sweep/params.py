@@ -3,7 +3,7 @@ the request set, the repetitions, the parity tolerance and the memory budget.
 
 A point spells its offload the way vLLM-Omni 0.30 parses it (``offloader/config.py``):
 ``diffusion_offload_config`` is the JSON of ``--diffusion-offload-config`` (``mode`` layer or
-model, ``components``, ``pin_memory``, ``layer_options.dit.weight_transfer`` allgather or
+module, ``components``, ``pin_memory``, ``layer_options.dit.weight_transfer`` allgather or
 rank-local, ``layer_options.dit.resident_layers``); ``flags`` are any other serve flags
 (``enable-cpu-offload``, ``enable-layerwise-offload``, ``enable-distributed-layerwise-offload``,
 ``dlo-resident-layers``). ``resident_layers`` (a list, or ``{from, to}`` inclusive) expands one
@@ -71,6 +71,8 @@ class Point:
     settings: dict[str, Any]
     """What the point sets, for the raw table (the offload config as a mapping, not JSON)."""
     note: str = ""
+    spec: str = ""
+    """The declared point it was expanded from."""
 
 
 class OffloadSweepParams(CheckParams):
@@ -81,6 +83,10 @@ class OffloadSweepParams(CheckParams):
     rows: dict[str, dict[str, str]] = Field(
         default_factory=dict,
         description="Point name -> the axis values of the matrix row it stands for.",
+    )
+    model_points: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="Model axis value -> the declared points swept for it (default: all).",
     )
     warmup: int = Field(default=1, ge=1, description="Untimed requests before anything counts.")
     repetitions: int = Field(default=3, ge=1, description="Timed fixed-work runs per point.")
@@ -104,6 +110,12 @@ class OffloadSweepParams(CheckParams):
         unknown = sorted(set(self.rows) - set(names))
         if unknown:
             raise ValueError(f"rows name unknown points {unknown}")
+        declared = {p.name for p in self.points}
+        for model, chosen in self.model_points.items():
+            missing = sorted(set(chosen) - declared)
+            if missing or self.reference not in chosen:
+                raise ValueError(f"model_points[{model!r}] must name declared points and the"
+                                 f" reference {self.reference!r} (unknown: {missing})")  # fmt: skip
         return self
 
 
@@ -137,4 +149,4 @@ def _point(
     if config is not None:
         launched["diffusion-offload-config"] = json.dumps(config, sort_keys=True)
         settings["diffusion_offload_config"] = config
-    return Point(name, launched, settings, spec.note)
+    return Point(name, launched, settings, spec.note, spec.name)
