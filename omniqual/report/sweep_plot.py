@@ -25,8 +25,8 @@ _PROLOG = re.compile(r"\A.*?(?=<svg)", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
-def _xy(point: SweepPointRecord) -> tuple[float, float] | None:
-    memory = point.memory()
+def _xy(point: SweepPointRecord, record: SweepRecord) -> tuple[float, float] | None:
+    memory = record.memory(point)
     if point.latency_median_s is None or memory is None:
         return None
     return point.latency_median_s, memory / MIB
@@ -34,7 +34,7 @@ def _xy(point: SweepPointRecord) -> tuple[float, float] | None:
 
 def plottable(record: SweepRecord) -> bool:
     """Whether any point has both figures to draw."""
-    return any(_xy(p) is not None for p in record.points)
+    return any(_xy(p, record) is not None for p in record.points)
 
 
 def frontier_svg(record: SweepRecord) -> str:
@@ -54,12 +54,12 @@ def draw(record: SweepRecord) -> "Figure":
     figure = Figure(figsize=(6.4, 4.0), layout="constrained")
     axes = figure.add_subplot()
     by_name = {p.name: p for p in record.points}
-    front = [xy for n in record.frontier if n in by_name and (xy := _xy(by_name[n]))]
+    front = [xy for n in record.frontier if n in by_name and (xy := _xy(by_name[n], record))]
     if front:
         axes.plot(*zip(*front, strict=True), "-o", color="#0969da", label="frontier", zorder=3)
     drawn: dict[str, list[tuple[float, float]]] = {"dominated": [], "invalid": [], "other": []}
     for point in record.points:
-        xy = _xy(point)
+        xy = _xy(point, record)
         if xy is None or point.name in record.frontier:
             continue
         if point.verdict != "valid" or point.refused:
@@ -78,7 +78,7 @@ def draw(record: SweepRecord) -> "Figure":
         axes.scatter(*zip(*drawn["other"], strict=True), marker="s", facecolors="none",
                      edgecolors="#9a6700", label="not judged", zorder=2)  # fmt: skip
     recommended = by_name.get(record.recommended or "")
-    best = _xy(recommended) if recommended is not None else None
+    best = _xy(recommended, record) if recommended is not None else None
     if best is not None:
         axes.scatter(
             [best[0]], [best[1]], s=220, facecolors="none", edgecolors="#1a7f37",
@@ -90,7 +90,7 @@ def draw(record: SweepRecord) -> "Figure":
             label=f"budget {record.budget_bytes / MIB:.1f} MiB",
         )  # fmt: skip
     for point in record.points:
-        xy = _xy(point)
+        xy = _xy(point, record)
         if xy is not None:
             axes.annotate(
                 point.name, xy, xytext=(7, 6), textcoords="offset points", fontsize=7,

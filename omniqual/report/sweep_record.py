@@ -16,6 +16,8 @@ class PointParity(BaseModel):
     outcome: str | None = None
     max_abs_error: float | None = None
     psnr_db: float | None = None
+    identical: bool | None = None
+    """Bit-identical output (PSNR is infinite, so the gate records it as None beside this)."""
 
 
 class SweepPointRecord(BaseModel):
@@ -43,17 +45,6 @@ class SweepPointRecord(BaseModel):
     memory_bytes: float | None = None
     """The memory figure the frontier judged this point on, when the gate records it."""
 
-    def memory(self) -> float | None:
-        """The figure to plot: ``memory_bytes`` as recorded; for a record without it, the
-        gate's stated rule (GPU memory summed over devices where recorded, else the larger
-        PSS phase) read off the point's own figures, so the plot still matches the frontier."""
-        if self.memory_bytes is not None:
-            return self.memory_bytes
-        if self.gpu_bytes_per_device:
-            return float(sum(self.gpu_bytes_per_device.values()))
-        phases = (self.peak_pss_bytes_load, self.peak_pss_bytes_steady)
-        return None if None in phases else max(p for p in phases if p is not None)
-
 
 class SweepRecord(BaseModel):
     """The sweep of one offload-sweep result."""
@@ -68,3 +59,16 @@ class SweepRecord(BaseModel):
     degenerate: str | None = None
     memory_note: str | None = None
     """What the memory figure is on this host (GPU memory, or host memory on CPU)."""
+
+    def memory(self, point: SweepPointRecord) -> float | None:
+        """The memory figure to show and plot for ``point``: its ``memory_bytes`` when the
+        record carries that figure at all (absent on a point means it had none). A record
+        without it is read with the gate's stated rule, off the point's own figures: GPU memory
+        summed over devices when any point has it, else the larger of the two PSS phases."""
+        if any(p.memory_bytes is not None for p in self.points):
+            return point.memory_bytes
+        if any(p.gpu_bytes_per_device for p in self.points):
+            gpus = point.gpu_bytes_per_device
+            return float(sum(gpus.values())) if gpus else None
+        phases = (point.peak_pss_bytes_load, point.peak_pss_bytes_steady)
+        return None if None in phases else max(p for p in phases if p is not None)

@@ -45,7 +45,8 @@ def _parity(point: SweepPointRecord) -> str:
     if point.parity is None:
         return "—"
     p = point.parity
-    figures = f"max abs error {_s(p.max_abs_error)}, PSNR {_s(p.psnr_db)} dB"
+    psnr = "∞ (identical)" if p.identical else f"{_s(p.psnr_db)} dB"
+    figures = f"max abs error {_s(p.max_abs_error)}, PSNR {psnr}"
     return f"{safe_text(p.outcome or '—')} ({figures})"
 
 
@@ -72,7 +73,7 @@ def _point_row(point: SweepPointRecord, record: SweepRecord) -> tuple[str, ...]:
         _mib(point.peak_pss_bytes_steady),
         _mib(point.peak_rss_bytes),
         "; ".join(f"{safe_text(d)}: {_mib(b)}" for d, b in sorted(gpus.items())) if gpus else "—",
-        _mib(point.memory()),
+        _mib(record.memory(point)),
         _parity(point),
         "; ".join(safe_text(w) for w in why) or "—",
     )
@@ -83,7 +84,7 @@ def _caption(record: SweepRecord) -> str:
                for p in record.points if p.refused]  # fmt: skip
     unplotted = [safe_text(p.name) for p in record.points
                  if not p.refused and (p.latency_median_s is None
-                                       or p.memory() is None)]  # fmt: skip
+                                       or record.memory(p) is None)]  # fmt: skip
     parts = ["Median latency against the peak memory the frontier judged (see the memory note)."]
     parts.append(f"Refused to start: {', '.join(refused)}." if refused else "No point refused.")
     if unplotted:

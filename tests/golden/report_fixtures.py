@@ -230,7 +230,63 @@ def results() -> tuple[GateResult, ...]:
             outcome=GateOutcome.PASSED,
             measurements=(Measurement(name="hbm_peak", value=61.75, unit="GiB"),),
         ),
+        _result(
+            8, "offload-sweep", "offload_sweep", {},
+            outcome=GateOutcome.PASSED,
+            effective={"sweep": sweep()},
+        ),
     )  # fmt: skip
+
+
+def _point(
+    name: str,
+    settings: dict[str, object],
+    latency: float | None,
+    gib: float | None,
+    **fields: object,
+) -> dict[str, object]:
+    gpu = None if gib is None else {"0": gib * 1024**3}
+    point: dict[str, object] = {
+        "name": name, "mode": "layer", "settings": settings, "refused": False, "message": None,
+        "startup_s": 95.5, "latency_median_s": latency,
+        "latency_min_s": None if latency is None else latency - 0.25,
+        "latency_max_s": None if latency is None else latency + 0.5, "repetitions": 3,
+        "peak_pss_bytes_load": 9.5 * 1024**3, "peak_pss_bytes_steady": 31.25 * 1024**3,
+        "peak_rss_bytes": 33.0 * 1024**3, "gpu_bytes_per_device": gpu,
+        "memory_bytes": None if gib is None else gib * 1024**3,
+        "parity": {"outcome": "passed", "max_abs_error": 0.0, "psnr_db": None, "identical": True},
+        "verdict": "valid", "verdict_reasons": [],
+    }  # fmt: skip
+    point.update(fields)
+    return point
+
+
+def sweep() -> dict[str, object]:
+    """A layerwise sweep with a real trade-off: three frontier points, a dominated one, a point
+    refused at startup and one whose memory series is missing."""
+    return {
+        "points": [
+            _point("resident", {}, 11.5, 38.0, mode="none", peak_pss_bytes_steady=6.0 * 1024**3),
+            _point("layer-r8", {"resident_layers": 8, "pin_memory": True}, 13.75, 24.5),
+            _point("layer-r4", {"resident_layers": 4, "pin_memory": True}, 16.0, 17.25),
+            _point("layer-r4-nopin", {"resident_layers": 4, "pin_memory": False}, 21.0, 17.25),
+            _point("layer-r0", {"resident_layers": 0, "pin_memory": True}, None, None,
+                   refused=True, verdict="invalid", parity=None, startup_s=None,
+                   repetitions=None, peak_pss_bytes_load=None, peak_pss_bytes_steady=None,
+                   peak_rss_bytes=None, message="CUDA out of memory pinning 24.0 GiB host buffer",
+                   verdict_reasons=["refused at startup"]),
+            _point("model", {"cpu_offload": True}, 29.5, None, mode="model",
+                   gpu_bytes_per_device=None, verdict="invalid",
+                   verdict_reasons=["memory series missing (NVML gave none)"]),
+        ],
+        "frontier": ["layer-r4", "layer-r8", "resident"],
+        "dominated": {"layer-r4-nopin": "layer-r4"},
+        "recommended": "layer-r8",
+        "budget_bytes": 32.0 * 1024**3,
+        "degenerate": None,
+        "memory_note": "Memory is the peak GPU memory NVML attributes to the server's process "
+                       "tree, summed over devices.",
+    }  # fmt: skip
 
 
 def run_summary() -> RunSummary:

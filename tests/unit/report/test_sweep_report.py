@@ -43,7 +43,7 @@ def sweep() -> dict[str, object]:
         "points": [
             _point("resident", 1.8, 1510, mode="none", settings={}),
             _point("layer-r1", 2.6, 1578),
-            _point("layer-r2", 2.2, 1566, memory_bytes=1570 * MIB),
+            _point("layer-r2", 2.2, 1566, peak_pss_bytes_load=1570 * MIB),
             _point(
                 "<b>pinned</b>",
                 None,
@@ -92,13 +92,27 @@ def test_sweep_lands_in_performance_with_table_marks_and_recommendation(
     rows = {row[0]: dict(zip(table.headers, row, strict=True)) for row in table.rows}
     assert rows["resident"]["Frontier"] == "frontier (recommended)"
     assert rows["layer-r1"]["Frontier"] == "dominated by resident"
-    assert rows["layer-r2"]["Memory judged (MiB)"] == "1570.0"  # the gate's figure, as recorded
-    assert rows["layer-r1"]["Memory judged (MiB)"] == "1578.0"  # the larger PSS phase
+    # No memory_bytes recorded: the gate's rule, the larger of the two PSS phases.
+    assert rows["layer-r2"]["Memory judged (MiB)"] == "1570.0"
+    assert rows["layer-r1"]["Memory judged (MiB)"] == "1578.0"
     pinned = rows["<b>pinned</b>"]
     assert (pinned["Verdict"], pinned["Frontier"]) == ("refused", "not judged")
     assert pinned["Refusal / verdict reasons"] == "pin_memory requires an accelerator"
     assert pinned["Latency median (s)"] == "—"
     assert "Refused to start: <b>pinned</b> (pin_memory requires an accelerator)." in plot.caption
+
+
+def test_recorded_memory_figure_is_shown_and_absent_means_none(
+    make_result: ResultFactory,
+) -> None:
+    data = sweep()
+    points = data["points"]
+    assert isinstance(points, list)
+    points[0]["memory_bytes"] = 2000 * MIB  # e.g. GPU memory, not the PSS beside it
+    (_, table, _) = sweep_blocks([_result(make_result, data)], {})
+    assert isinstance(table, Table)
+    judged = {row[0]: row[table.headers.index("Memory judged (MiB)")] for row in table.rows}
+    assert judged == {"resident": "2000.0", "layer-r1": "—", "layer-r2": "—", "<b>pinned</b>": "—"}
 
 
 def test_no_budget_fit_says_so(make_result: ResultFactory) -> None:
