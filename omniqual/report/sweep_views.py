@@ -86,6 +86,9 @@ def _caption(record: SweepRecord) -> str:
                  if not p.refused and (p.latency_median_s is None
                                        or record.memory(p) is None)]  # fmt: skip
     parts = ["Median latency against the peak memory the frontier judged (see the memory note)."]
+    if record.degenerate:
+        # Said under the plot too: a lone frontier point reads as a drawing error otherwise.
+        parts.append(f"No trade-off: {safe_text(record.degenerate, limit=400)}.")
     parts.append(f"Refused to start: {', '.join(refused)}." if refused else "No point refused.")
     if unplotted:
         parts.append(f"Not plotted (a figure is missing): {', '.join(unplotted)}.")

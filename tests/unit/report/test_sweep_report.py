@@ -100,6 +100,7 @@ def test_sweep_lands_in_performance_with_table_marks_and_recommendation(
     assert pinned["Refusal / verdict reasons"] == "pin_memory requires an accelerator"
     assert pinned["Latency median (s)"] == "—"
     assert "Refused to start: <b>pinned</b> (pin_memory requires an accelerator)." in plot.caption
+    assert f"No trade-off: {DEGENERATE}." in plot.caption
 
 
 def test_recorded_memory_figure_is_shown_and_absent_means_none(
