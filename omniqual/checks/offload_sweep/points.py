@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from omniqual.checks.fails_fast import crash_line
 from omniqual.checks.offload_sweep.measure import PhaseMemory, PointMeasurement
 from omniqual.checks.offload_sweep.params import OFFLOAD_FLAGS, Point
 from omniqual.checks.parity.candidate_media import compare_media
@@ -114,9 +115,10 @@ class PointRecord:
         if not s.became_ready:
             if s.reason == "timeout":
                 return [f"hung at startup: not ready within {s.elapsed_s:.0f} s; stopped"]
-            line = s.log_tail[-1] if s.log_tail else ""
+            # The line that says why, not the shutdown chatter after it.
+            line = crash_line("\n".join(s.log_tail))
             return [f"refused at startup ({s.reason}, exit {s.exit_code}) after"
-                    f" {s.elapsed_s:.1f} s: {line[:300]}"]  # fmt: skip
+                    f" {s.elapsed_s:.1f} s: {line}"]  # fmt: skip
         m = self.measured
         if m is None:
             return ["served but not measured"]
