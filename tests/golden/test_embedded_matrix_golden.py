@@ -46,6 +46,7 @@ def test_embedded_matrix_renders_as_recorded(tmp_path: Path) -> None:
         result(writer, "reference-parity", BASE, O.PASSED, provenance=at),
         result(writer, "abort", BASE, O.PASSED, provenance=at),
         result(writer, "soak", BASE, O.PASSED, provenance=at),
+        result(writer, "offload-sweep", BASE, O.PASSED, provenance=at),
         result(writer, "fails-fast", STEP, O.PASSED, provenance=at),
         result(writer, "fails-fast", FP8, O.FAILED, reasons=("it served",), provenance=at),
         result(writer, "api-contract", QWEN, O.PASSED, provenance=at).model_copy(
