@@ -66,7 +66,7 @@ def test_sd3_offload_sweep_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         p = points[name]
         assert p["refused"] is False and p["startup_s"] > 0, name
         assert p["verdict"] == "valid", (name, p["verdict_reasons"])
-        assert p["repetitions"] == 3 and p["latency_min_s"] <= p["latency_median_s"], name
+        assert p["repetitions"] == 7 and p["latency_min_s"] <= p["latency_median_s"], name
         assert p["peak_pss_bytes_load"] > 0 and p["peak_pss_bytes_steady"] > 0, name
         assert p["gpu_bytes_per_device"] is None, name
         if name != "resident":
