@@ -24,7 +24,7 @@ from omniqual.checks.offload_sweep.measure import measure_point
 from omniqual.checks.offload_sweep.params import OffloadSweepParams, Point, expand
 from omniqual.checks.offload_sweep.points import Parity, PointRecord, parity_of, point_recipe
 from omniqual.checks.parity.requests import ParityCase, parity_cases
-from omniqual.deploy.observer import ProcessObserver
+from omniqual.deploy.observer import ProcessObserver, samples_to_csv
 from omniqual.domain.contract import EndpointContract
 from omniqual.domain.evidence import Artifact, Measurement
 from omniqual.domain.outcomes import GateOutcome
@@ -56,9 +56,9 @@ class OffloadSweepCheck:
         for number, point in enumerate(points):
             ctx.progress(f"sweep point {point.name} ({number + 1}/{len(points)})",
                          number / len(points))  # fmt: skip
-            record, log = await _run_point(ctx, params, base_recipe=base, point=point, cases=cases)
-            if log is not None:
-                artifacts.append(log)
+            record, kept = await _run_point(ctx, params, base_recipe=base, point=point,
+                                            cases=cases)  # fmt: skip
+            artifacts += kept
             reference = records.get(params.reference)
             if point.name != params.reference and reference is not None and record.served:
                 assert reference.measured is not None and record.measured is not None
@@ -108,7 +108,7 @@ def _points_for_row(
 async def _run_point(
     ctx: CheckContext, params: OffloadSweepParams, *, base_recipe: LaunchRecipe, point: Point,
     cases: tuple[ParityCase, ...],
-) -> tuple[PointRecord, Artifact | None]:  # fmt: skip
+) -> tuple[PointRecord, list[Artifact]]:  # fmt: skip
     assert ctx.serve_point is not None
     recipe = point_recipe(base_recipe, point, params.startup_deadline_s)
     timeouts = Timeouts(params.request_timeout_s, params.job_timeout_s, params.poll_interval_s)
@@ -123,7 +123,14 @@ async def _run_point(
             )  # fmt: skip
     record = PointRecord(point, launched.startup, measured, None, params.repetitions,
                          params.min_repetitions)  # fmt: skip
-    return record, launched.log_artifact
+    kept = [launched.log_artifact] if launched.log_artifact is not None else []
+    if measured is not None and measured.series:
+        # The raw memory series behind the point's peaks, kept beside its log.
+        kept.append(ctx.artifacts.put_artifact(
+            samples_to_csv(measured.series), media_type="text/csv", role="observer-series",
+            name=f"{point.name} memory series",
+        ))  # fmt: skip
+    return record, kept
 
 
 def _with_parity(record: PointRecord, parity: Parity) -> PointRecord:
