@@ -170,6 +170,7 @@ class PointRecord:
             "peak_rss_bytes": _max(load.peak_rss_bytes if load else None,
                                    steady.peak_rss_bytes if steady else None),
             "gpu_bytes_per_device": gpus,
+            "memory_bytes": self.memory_bytes(),
             "parity": self.parity.as_json() if self.parity else None,
             "verdict": "valid" if self.valid else "invalid",
             "verdict_reasons": self.reasons(),

@@ -87,6 +87,8 @@ def test_full_sweep_on_the_resident_row_launches_every_point_one_at_a_time() -> 
                             "identical": True}  # fmt: skip
     assert r1["latency_min_s"] <= r1["latency_median_s"] <= r1["latency_max_s"]
     assert r1["peak_pss_bytes_load"] > 0 and r1["peak_pss_bytes_steady"] > 0
+    # On CPU the frontier's memory figure is the higher of the two phases' PSS peaks.
+    assert r1["memory_bytes"] == max(r1["peak_pss_bytes_load"], r1["peak_pss_bytes_steady"])
 
 
 def test_refused_point_is_recorded_with_its_message_and_leaves_the_frontier() -> None:
