@@ -50,6 +50,30 @@ def sweep_block(records: dict[str, PointRecord], params: OffloadSweepParams) -> 
         "budget_bytes": params.memory_budget_bytes,
         "degenerate": result.degenerate,
         "memory_note": GPU_MEMORY_NOTE if gpu else CPU_MEMORY_NOTE,
+        "resolution_note": resolution_note(records, params.memory_resolution),
         "reference": params.reference,
         "excluded": dict(result.excluded),
     }
+
+
+def resolution_note(records: dict[str, PointRecord], memory_resolution: float) -> str | None:
+    """A sentence when no valid point differs from another beyond what the run can resolve:
+    every latency range overlaps every other and every memory figure lies within
+    ``memory_resolution`` (a fraction) of the smallest. The frontier is then an ordering of
+    noise, and the sentence says so instead of leaving it to look like a trade-off."""
+    measured = [r for r in records.values() if r.valid and r.measured is not None]
+    ranges = [(min(r.measured.latencies_s), max(r.measured.latencies_s))
+              for r in measured if r.measured is not None]  # fmt: skip
+    memory = [m for m in (r.memory_bytes() for r in measured) if m is not None]
+    if len(ranges) < 2 or len(memory) != len(ranges):
+        return None
+    overlap = max(low for low, _ in ranges) <= min(high for _, high in ranges)
+    spread = (max(memory) - min(memory)) / min(memory) if min(memory) > 0 else float("inf")
+    if not overlap or spread > memory_resolution:
+        return None
+    return (
+        f"The {len(ranges)} measured points are not apart: their latency ranges overlap and their"
+        f" memory figures lie within {spread:.1%} of each other (resolution"
+        f" {memory_resolution:.0%}), so which of them is on the frontier is run-to-run"
+        " variation, not a measured trade-off."
+    )

@@ -94,6 +94,10 @@ class OffloadSweepParams(CheckParams):
     tolerance: ParityTolerance
     startup_deadline_s: float = Field(default=180.0, gt=0, description="Spawn to ready, at most.")
     memory_budget_bytes: float | None = Field(default=None, gt=0)
+    memory_resolution: float = Field(
+        default=0.05, ge=0, lt=1,
+        description="Memory figures closer than this fraction are not told apart.",
+    )  # fmt: skip
     observer_interval_s: float = Field(default=0.25, gt=0)
     request_timeout_s: float = Field(default=120.0, gt=0)
     job_timeout_s: float = Field(default=300.0, gt=0)
