@@ -52,7 +52,7 @@ def test_sd3_offload_sweep_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
               p["latency_max_s"], p["peak_pss_bytes_load"], p["peak_pss_bytes_steady"],
               p["parity"], p["verdict"], p["verdict_reasons"], p["message"])  # fmt: skip
     print(result.outcome.value, result.reasons, sweep["frontier"], sweep["dominated"],
-          sweep["degenerate"], sweep["recommended"])  # fmt: skip
+          sweep["degenerate"], sweep["recommended"], sweep["resolution_note"])  # fmt: skip
     assert list(points) == [
         "resident", "layer-nopin-r0", "layer-nopin-r1", "layer-nopin-r2", "cpu-offload",
         "layerwise-default",
@@ -75,3 +75,5 @@ def test_sd3_offload_sweep_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert sweep["frontier"] and set(sweep["frontier"]) <= set(SERVED)
     assert set(sweep["frontier"]).isdisjoint(sweep["dominated"])  # type: ignore[arg-type]
     assert "host memory itself" in str(sweep["memory_note"])
+    roles = {a.role for a in result.artifacts}
+    assert {"offload-sweep", "server-log", "observer-series"} <= roles
