@@ -108,11 +108,18 @@ def artifact_table(results: Iterable[GateResult]) -> Table:
     return Table("Artifacts (content-addressed)", headers, rows)
 
 
+_DRAWN_ELSEWHERE = frozenset({"parity", "sweep"})
+"""Effective records a section draws in full (parity galleries, offload sweeps): a truncated
+copy of them in the parameter table would only hide the parameters."""
+
+
 def parameter_table(results: Iterable[GateResult], labels: RowLabels) -> Table:
     """Requested vs effective parameters; a difference is how a silent fallback shows up."""
     rows = []
     for r in results:
         for name in sorted(set(r.requested) | set(r.effective)):
+            if name in _DRAWN_ELSEWHERE:
+                continue
             asked = safe_value(r.requested[name], name) if name in r.requested else "—"
             got = safe_value(r.effective[name], name) if name in r.effective else "—"
             differs = name in r.requested and name in r.effective and asked != got

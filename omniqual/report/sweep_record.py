@@ -59,6 +59,9 @@ class SweepRecord(BaseModel):
     degenerate: str | None = None
     memory_note: str | None = None
     """What the memory figure is on this host (GPU memory, or host memory on CPU)."""
+    resolution_note: str | None = None
+    """Set when the measured points are closer than the run-to-run resolution: the frontier
+    and recommendation are then noise, and the report must say so beside them."""
 
     def memory(self, point: SweepPointRecord) -> float | None:
         """The memory figure to show and plot for ``point``: its ``memory_bytes`` when the

@@ -106,6 +106,8 @@ def _summary(result: GateResult, record: SweepRecord, labels: RowLabels) -> KeyV
         ("recommended", safe_text(record.recommended) if record.recommended
          else "none: no frontier point fits the budget"),
     ]  # fmt: skip
+    if record.resolution_note:
+        items.append(("resolution", safe_text(record.resolution_note, limit=400)))
     if record.degenerate:
         items.append(("degenerate frontier", safe_text(record.degenerate, limit=400)))
     if record.memory_note:

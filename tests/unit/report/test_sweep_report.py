@@ -179,3 +179,15 @@ def test_other_kinds_and_sweepless_results_get_no_sweep_blocks(
 ) -> None:
     assert sweep_blocks([make_result("soak", "soak", effective={"sweep": sweep()})], {}) == ()
     assert sweep_blocks([make_result("offload-sweep", "offload_sweep")], {}) == ()
+
+
+def test_points_closer_than_the_resolution_say_so_beside_the_frontier(
+    make_result: ResultFactory, make_matrix: MatrixFactory, make_row: RowFactory
+) -> None:
+    note = "The 3 measured points are not apart: run-to-run variation, not a measured trade-off."
+    data = {**sweep(), "resolution_note": note}
+    view = run_report_view(_evidence(make_matrix, make_row, _result(make_result, data)))
+    performance = next(s for s in view.sections if s.number == 6)
+    summary = next(b for b in performance.blocks if b.title.startswith("Offload"))
+    assert isinstance(summary, KeyValues)
+    assert dict(summary.items)["resolution"] == note
