@@ -7,7 +7,8 @@ import pytest
 
 from omniqual.deploy.serve_config import parse_serve_argv, serve_config, serve_config_sha256
 
-BASE = ["/venv/bin/vllm", "serve", "/home/a/.omniqual/checkpoints/sd3-tiny-0123456789ab", "--omni"]
+# Checkpoint locations differ between hosts: only the directory name may reach the hash.
+BASE = ["vllm", "serve", "/host-a/checkpoints/sd3-tiny-0123456789ab", "--omni"]
 
 
 @pytest.mark.parametrize(
@@ -60,9 +61,9 @@ def test_a_changed_flag_changes_the_hash(one: list[str], other: list[str]) -> No
 
 def test_the_model_is_its_checkpoint_directory_not_where_this_machine_keeps_it() -> None:
     here = serve_config(BASE)
-    there = serve_config(["vllm", "serve", "/srv/ckpt/sd3-tiny-0123456789ab/", "--omni"])
+    there = serve_config(["vllm", "serve", "/host-b/ckpt/sd3-tiny-0123456789ab/", "--omni"])
     assert here.model == "sd3-tiny-0123456789ab" and here.sha256 == there.sha256
-    other = serve_config(["vllm", "serve", "/srv/ckpt/wan-t2v-tiny-0123456789ab", "--omni"])
+    other = serve_config(["vllm", "serve", "/host-b/ckpt/wan-t2v-tiny-0123456789ab", "--omni"])
     assert other.sha256 != here.sha256
     hub = parse_serve_argv(["vllm", "serve", "--model", "Qwen/Qwen-Image", "--omni"])
     assert hub.model == "Qwen/Qwen-Image"
@@ -96,6 +97,6 @@ def test_a_deploy_config_counts_by_its_content(tmp_path: Path) -> None:
 
 def test_recipe_environment_counts_but_the_harness_own_does_not() -> None:
     plain = serve_config_sha256(BASE, {"OMNIQUAL_CPU_PLATFORM": "1"})
-    assert serve_config_sha256(BASE, {"OMNIQUAL_CPU_PLATFORM": "1", "TMPDIR": "/tmp/x"}) == plain
+    assert serve_config_sha256(BASE, {"OMNIQUAL_CPU_PLATFORM": "1", "TMPDIR": "scratch/x"}) == plain
     changed = {"OMNIQUAL_CPU_PLATFORM": "1", "DIFFUSION_ATTENTION_BACKEND": "FLASH_ATTN"}
     assert serve_config_sha256(BASE, changed) != plain

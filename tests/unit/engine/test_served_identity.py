@@ -1,6 +1,7 @@
 """What a URL deployment reports about itself and which rows it can be (fake server, no sockets)."""
 
 import asyncio
+from pathlib import Path
 
 import httpx
 
@@ -64,13 +65,13 @@ EMBEDDED = LaunchRecipe(id="sd3", description="d", kind="embedded", pipeline="sd
 ROW = RowKey((("model", "sd3-tiny"), ("api_mode", "images-generations")))
 
 
-def test_an_embedded_row_is_served_from_its_bundled_checkpoint_directory() -> None:
+def test_an_embedded_row_is_served_from_its_bundled_checkpoint_directory(tmp_path: Path) -> None:
     directory = bundled_checkpoint_name("sd3-tiny")
     assert directory.startswith("sd3-tiny-")
     expected = expected_model(EMBEDDED, ROW)
-    assert expected.matches((f"/root/.omniqual/checkpoints/{directory}",))
+    assert expected.matches((str(tmp_path / "checkpoints" / directory),))
     wan = bundled_checkpoint_name("wan-t2v-tiny")
-    assert not expected.matches((f"/root/.omniqual/checkpoints/{wan}",))
+    assert not expected.matches((str(tmp_path / "checkpoints" / wan),))
     assert not expected.matches(("sd3-tiny-000000000000",))  # a bare name is not a path
 
 
