@@ -73,6 +73,11 @@ def run_gate_command(
     evidence: Path = typer.Option(Path(".omniqual/runs"), "--evidence", help="Run root."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per result on stdout."),
     junit: Path = typer.Option(None, "--junit", help="Also write a JUnit XML file."),
+    server_pid: int = typer.Option(
+        None, "--server-pid",
+        help="For a URL target on this host: the server's process id, so abort and soak can "
+        "watch its CPU time, memory and files (without it those signals are absent: invalid).",
+    ),
 ) -> None:
     """Run one gate on every matching row against a URL or a launched recipe."""
     from omniqual.deploy.reaper import install_signal_handlers
@@ -84,7 +89,7 @@ def run_gate_command(
         results = asyncio.run(
             run_single_gate(
                 gate, target, row, matrix=matrix, evidence_root=evidence,
-                command=sys.argv, observe=observer,
+                command=sys.argv, observe=observer, server_pid=server_pid,
             )
         )  # fmt: skip
     if junit is not None:

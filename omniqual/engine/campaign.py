@@ -119,9 +119,11 @@ async def run_plan(
     seed: int = 0,
     urls: Mapping[str, str] | None = None,
     references: ReferenceBook | None = None,
+    server_pid: int | None = None,
 ) -> int:
     """Run every planned gate not already in ``writer``'s journal; return how many were skipped.
-    With ``references``, a check may have another row's deployment served as its baseline."""
+    With ``references``, a check may have another row's deployment served as its baseline.
+    ``server_pid`` is the process of a URL deployment on this host, when the user names it."""
     done = done_keys(writer.results)
     skipped = 0
     base = base_provenance()
@@ -135,7 +137,7 @@ async def run_plan(
             if todo:
                 url = (urls or {}).get(recipe.recipe.id)
                 await _run_recipe(recipe, todo, writer, url, base, root, command, observe, seed,
-                                  pool)  # fmt: skip
+                                  pool, server_pid=server_pid)  # fmt: skip
     return skipped
 
 
@@ -150,6 +152,8 @@ async def _run_recipe(
     observe: Observer,
     seed: int,
     pool: ReferencePool,
+    *,
+    server_pid: int | None = None,
 ) -> None:
     prepared = prepare_model(recipe.recipe, base, recipe.directory)
     needs = {item.gate.spec.id: resolve(item.gate.spec.kind).needs for item in items}
@@ -164,7 +168,7 @@ async def _run_recipe(
     while remaining:
         if launched:
             observe(TargetStarting(recipe.recipe.id))  # a URL target is used, never started
-        async with served(recipe, prepared, writer, url) as target:
+        async with served(recipe, prepared, writer, url, pid=server_pid) as target:
             if target.identity is not None:
                 check_serves_rows(target.identity, recipe.recipe, [i.row for i in remaining])
             observe(TargetReady(recipe.recipe.id, target.info.url or "", 0.0))

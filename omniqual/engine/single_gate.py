@@ -9,6 +9,8 @@ deployment remain, nothing runs and the candidates are listed for ``--row`` to c
 from collections.abc import Sequence
 from pathlib import Path
 
+import psutil
+
 from omniqual.deploy.fingerprint import collect_fingerprint
 from omniqual.domain.axes import RowKey, Selector
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE
@@ -46,6 +48,7 @@ async def run_single_gate(
     evidence_root: Path,
     command: Sequence[str],
     observe: Observer = ignore,
+    server_pid: int | None = None,
 ) -> list[GateResult]:
     project = find_project()
     loaded = load_project_matrix(matrix or project.matrices / DEFAULT_MATRIX)
@@ -60,6 +63,8 @@ async def run_single_gate(
             raise ValueError(f"unknown axis {axis!r} in --row")
     recipes = load_recipes(loaded.project.runners)
     is_url = target.startswith(("http://", "https://"))
+    if server_pid is not None:
+        check_server_pid(server_pid, is_url=is_url)
     if is_url:
         recipe = LoadedRecipe(
             LaunchRecipe(id="given-url", description="a deployment given by URL",
@@ -107,12 +112,14 @@ async def run_single_gate(
             given = recipe.recipe.model_copy(update={"model": identity.model_ids[0]})
             recipe = LoadedRecipe(given, recipe.path, recipe.line)
     items = [PlannedGate(gate, key) for key in rows]
-    host = NOT_VISIBLE if recipe.recipe.kind is RecipeKind.URL else HARNESS_HOST
+    on_harness = recipe.recipe.kind is not RecipeKind.URL or server_pid is not None
+    host = HARNESS_HOST if on_harness else NOT_VISIBLE
     environment = collect_fingerprint(target_hosts={recipe.recipe.url or recipe.recipe.id: host})
     writer = RunWriter.create(evidence_root, command=command, environment=environment)
     with writer:
         await run_plan([(recipe, items)], writer, root=loaded.project.root, command=command,
-                       observe=observe, references=ReferenceBook.of(loaded, recipes))  # fmt: skip
+                       observe=observe, references=ReferenceBook.of(loaded, recipes),
+                       server_pid=server_pid)  # fmt: skip
         return list(writer.results)
 
 
@@ -170,3 +177,12 @@ def _candidates(fitting: Sequence[RowVerdict], deployments: Sequence[str]) -> st
             f"  {deployment} ({len(rows)} row{'s' if len(rows) > 1 else ''}): --row {pick}"
         )
     return "\n".join(lines)
+
+
+def check_server_pid(pid: int, *, is_url: bool) -> None:
+    """A named server process must be a URL deployment's, and alive on this host."""
+    if not is_url:
+        raise ValueError("--server-pid names the process of a deployment given by URL; "
+                         "a launched recipe's process is known already")  # fmt: skip
+    if not psutil.pid_exists(pid):
+        raise ValueError(f"--server-pid {pid}: no such process on this host")

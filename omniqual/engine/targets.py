@@ -166,7 +166,7 @@ class ServedTarget:
 @asynccontextmanager
 async def served(
     loaded: LoadedRecipe, prepared: PreparedModel, writer: RunWriter, url: str | None,
-    role: str = "",
+    role: str = "", pid: int | None = None,
 ) -> AsyncIterator[ServedTarget]:  # fmt: skip
     """A served target for the block: ``url`` if given, else the recipe launched. ``role``
     (e.g. ``reference``) names a second launch of a recipe apart from the first (state, log)."""
@@ -177,7 +177,9 @@ async def served(
         await check_reachable(base)
         identity = await served_identity.identify_deployment(base)
         # Another server answered: nothing of the local recipe's checkpoint or launch applies.
-        info = TargetInfo(url=base, recipe=recipe, label=base)
+        # ``pid``: the user named the URL server's process on this host, so its CPU time,
+        # memory and temp dir can be watched as for a launched one.
+        info = TargetInfo(url=base, recipe=recipe, label=base, pid=pid)
         yield ServedTarget(info, identity.provenance(prepared.provenance), identity)
         return
     stem = f"{recipe.id}-{role}" if role else recipe.id

@@ -7,6 +7,8 @@ from omniqual.domain.outcomes import GateOutcome
 
 CALLS: list[tuple[str, str]] = []
 """(gate id, row) of every run, for assertions."""
+TARGET_PIDS: list[int | None] = []
+"""The server pid each run was given (None when the harness knows no process)."""
 
 
 class ScriptedParams(CheckParams):
@@ -22,6 +24,7 @@ class ScriptedCheck:
     async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
         assert isinstance(params, ScriptedParams)
         CALLS.append((ctx.gate.id, str(ctx.row)))
+        TARGET_PIDS.append(ctx.target.pid)
         if params.outcome == "raise":
             raise RuntimeError("scripted harness fault")
         artifact = ctx.artifacts.put_artifact(
