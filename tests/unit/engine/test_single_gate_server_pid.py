@@ -40,7 +40,7 @@ def _run(target: str, pid: int | None) -> None:
 
 def test_the_named_process_reaches_the_gate_and_the_host_is_this_one(project: Path) -> None:
     _run(URL, os.getpid())
-    assert checks.TARGET_PIDS == [os.getpid()]
+    assert [os.getpid()] == checks.TARGET_PIDS
     (run_dir,) = (project / "runs").iterdir()
     assert read_run(run_dir).starts[0].environment.target_hosts == {URL: "harness-host"}
 
