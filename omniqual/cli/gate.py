@@ -93,7 +93,7 @@ def run_gate_command(
             )
         )  # fmt: skip
     if junit is not None:
-        write_junit(results, junit)
+        write_junit(results, junit, evidence_root=evidence)
     code = exit_code(results)
     if code is Exit.USAGE:
         raise skipped_error(results)
@@ -125,7 +125,7 @@ def run_command(
         )
     written = write_reports(outcome, loaded, output)
     if junit is not None:
-        write_junit(list(outcome.results), junit)
+        write_junit(list(outcome.results), junit, evidence_root=outcome.run_dir.parent)
     for path in written:
         typer.echo(f"wrote {path}", err=True)
     counts = ", ".join(f"{n} {s.value}" for s, n in outcome.compiled.counts().items())
