@@ -1,7 +1,11 @@
-"""``omniqual evidence verify RUN_DIR...``: is recorded evidence still what its journal says?
+"""``omniqual evidence verify RUN_DIR...`` and ``omniqual evidence merge DIR... -o DIR``.
 
-Exit 0 when every run is intact, 1 naming each mismatch, 2 when a path is not a run directory.
-The checks live in :mod:`omniqual.engine.verify`; this module only formats them.
+verify: is recorded evidence still what its journal says? Exit 0 when every run is intact, 1
+naming each mismatch, 2 when a path is neither a run directory nor a directory holding runs (a
+merged root is verified run by run). merge: gather the runs of CI agents into one run root;
+exit 1 for a conflict or damaged evidence (named), 2 for a path that holds no runs. The work
+lives in :mod:`omniqual.engine.verify` and :mod:`omniqual.engine.evidence_merge`; this module
+only formats it.
 """
 
 import json
@@ -16,14 +20,16 @@ evidence_app = typer.Typer(no_args_is_help=True, help="Check recorded evidence."
 
 @evidence_app.command("verify")
 def verify_command(
-    run_dirs: list[Path] = typer.Argument(..., help="Run directories (holding journal.jsonl)."),
+    run_dirs: list[Path] = typer.Argument(
+        ..., help="Run directories (holding journal.jsonl), or directories of runs."
+    ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per run."),
 ) -> None:
     """Recompute every artifact's sha256 and check each journal's integrity."""
     from omniqual.engine.verify import NotARunDirectory, verify_runs
 
     try:
-        checked = verify_runs(run_dirs)
+        checked = verify_runs(_expand_roots(run_dirs))
     except NotARunDirectory as exc:
         raise fail(Exit.USAGE, str(exc)) from None
     for run in checked:
@@ -43,3 +49,46 @@ def verify_command(
             typer.echo(f"  note {note}")
     if not all(run.intact for run in checked):
         raise typer.Exit(int(Exit.FAILED))
+
+
+def _expand_roots(paths: list[Path]) -> list[Path]:
+    """Each path that is a directory of runs (no journal of its own) stands for its runs; any
+    other path is kept, so verify names it when it is not a run directory."""
+    from omniqual.engine.journal import JOURNAL_NAME
+    from omniqual.engine.run_reader import find_runs
+
+    expanded: list[Path] = []
+    for path in paths:
+        runs = [] if (path / JOURNAL_NAME).is_file() or not path.is_dir() else find_runs([path])
+        expanded.extend(runs or [path])
+    return list(dict.fromkeys(expanded))
+
+
+@evidence_app.command("merge")
+def merge_command(
+    sources: list[Path] = typer.Argument(..., help="Run directories or directories of runs."),
+    output: Path = typer.Option(..., "-o", "--output", help="The merged run root."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object describing the merge."),
+) -> None:
+    """Merge the runs of several evidence directories into one root, each run once."""
+    from omniqual.engine.errors import StoreError
+    from omniqual.engine.evidence_merge import MergeConflict, merge_evidence
+
+    try:
+        merged = merge_evidence(sources, output)
+    except MergeConflict as exc:
+        raise fail(Exit.FAILED, str(exc)) from None
+    except StoreError as exc:
+        raise fail(Exit.USAGE, str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps({
+            "out": str(merged.out), "runs": list(merged.runs), "written": list(merged.written),
+            "results": merged.results, "artifacts_copied": merged.artifacts,
+            "notes": list(merged.notes),
+        }, sort_keys=True))  # fmt: skip
+        return
+    typer.echo(f"{merged.out}: {len(merged.runs)} run(s), {merged.results} results "
+               f"({len(merged.written)} run(s) written, {merged.artifacts} artifacts "
+               "copied and verified)")  # fmt: skip
+    for note in merged.notes:
+        typer.echo(f"  note {note}")
