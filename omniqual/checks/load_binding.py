@@ -30,6 +30,8 @@ from omniqual.client import (
     RawResponse,
     TargetTimeout,
     VideoCreateRequest,
+    metrics_from_doc,
+    server_metrics,
 )
 from omniqual.loadgen.records import OutcomeStatus, SendOutcome
 from omniqual.loadgen.workload import EndpointKind, PlannedRequest
@@ -133,14 +135,13 @@ def wire_call(planned: PlannedRequest) -> WireCall:
 
 
 def server_timings(raw: RawResponse) -> tuple[tuple[str, float], ...]:
-    """Queue/service figures the server reports in headers (``X-Inference-Time-S``,
-    ``X-Stage-Durations``), as (name, seconds) pairs."""
+    """Queue/service figures the server reports (``X-Inference-Time-S``; ``stage_durations``
+    from the JSON body or the ``X-Stage-Durations`` header, in seconds), as (name, seconds)
+    pairs."""
     found: list[tuple[str, float]] = []
     if (inference := raw.inference_time_s) is not None:
         found.append(("inference", inference))
-    for name, value in (raw.stage_durations or {}).items():
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            found.append((f"stage:{name}", float(value)))
+    found += [(f"stage:{name}", value) for name, value in server_metrics(raw).stage_durations_s]
     return tuple(found)
 
 
@@ -266,7 +267,8 @@ class OmniSend:
             return SendOutcome(OutcomeStatus.ERROR, raw.status, kind_name, timings)
         if not usable_output(kind, raw):
             return SendOutcome(OutcomeStatus.ERROR, raw.status, "empty_output", timings)
-        return SendOutcome(OutcomeStatus.OK, raw.status, None, timings)
+        peak = server_metrics(raw).peak_memory_mb
+        return SendOutcome(OutcomeStatus.OK, raw.status, None, timings, peak)
 
     async def _async_job(
         self, planned: PlannedRequest, call: WireCall, binding: EntryBinding
@@ -316,7 +318,8 @@ class OmniSend:
         timings = _job_timings(last)
         if not content.ok or not content.body:
             return SendOutcome(OutcomeStatus.ERROR, content.status, "content_missing", timings)
-        return SendOutcome(OutcomeStatus.OK, content.status, None, timings)
+        peak = server_metrics(last).peak_memory_mb
+        return SendOutcome(OutcomeStatus.OK, content.status, None, timings, peak)
 
     async def _cancel(self, trace: JobTrace, binding: EntryBinding) -> SendOutcome:
         if binding.cut_after_s > 0:
@@ -369,7 +372,5 @@ def _job_timings(raw: RawResponse) -> tuple[tuple[str, float], ...]:
     if isinstance(doc, dict):
         if isinstance(value := doc.get("inference_time_s"), int | float):
             found.append(("inference", float(value)))
-        for name, stage in (doc.get("stage_durations") or {}).items():
-            if isinstance(stage, int | float) and not isinstance(stage, bool):
-                found.append((f"stage:{name}", float(stage)))
+        found += [(f"stage:{n}", v) for n, v in metrics_from_doc(doc).stage_durations_s]
     return tuple(found)

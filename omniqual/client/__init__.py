@@ -39,6 +39,7 @@ from omniqual.client.schemas import (
     VideoList,
     parse_error_info,
 )
+from omniqual.client.server_metrics import ServerMetrics, metrics_from_doc, server_metrics
 
 __all__ = [
     "NO_JSON",
@@ -63,6 +64,7 @@ __all__ = [
     "ModelList",
     "OmniClient",
     "RawResponse",
+    "ServerMetrics",
     "TargetProtocolError",
     "TargetTimeout",
     "TargetUnreachable",
@@ -73,5 +75,7 @@ __all__ = [
     "VideoList",
     "VideoPollResult",
     "encode_multipart",
+    "metrics_from_doc",
     "parse_error_info",
+    "server_metrics",
 ]

@@ -132,6 +132,7 @@ class _Run:
                 outcome.status_code,
                 outcome.error_kind,
                 outcome.server_timings_s,
+                outcome.peak_memory_mb,
             )
         except asyncio.CancelledError:
             status = RecordStatus.NOT_ISSUED if phase is _Phase.SLEEPING else RecordStatus.CANCELLED

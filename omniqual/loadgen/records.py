@@ -42,6 +42,8 @@ class SendOutcome:
     status_code: int | None = None
     error_kind: str | None = None
     server_timings_s: tuple[tuple[str, float], ...] = ()
+    peak_memory_mb: float | None = None
+    """The server's own peak memory figure for this request, when it reported one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,7 @@ class RequestRecord:
     status_code: int | None = None
     error_kind: str | None = None
     server_timings_s: tuple[tuple[str, float], ...] = ()
+    peak_memory_mb: float | None = None
 
     @property
     def responded(self) -> bool:
@@ -156,6 +159,7 @@ class RecordRow(BaseModel):
     status_code: int | None
     error_kind: str | None
     server_timings_s: dict[str, float]
+    peak_memory_mb: float | None = None
 
     @classmethod
     def from_record(cls, record: RequestRecord) -> RecordRow:
@@ -175,4 +179,5 @@ class RecordRow(BaseModel):
             status_code=record.status_code,
             error_kind=record.error_kind,
             server_timings_s=dict(record.server_timings_s),
+            peak_memory_mb=record.peak_memory_mb,
         )
