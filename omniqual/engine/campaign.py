@@ -7,7 +7,7 @@ fault) are not redone."""
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from omniqual.checks.base import LaunchAttempt, PointLaunch, TargetInfo
@@ -21,6 +21,7 @@ from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
+from omniqual.engine import timing
 from omniqual.engine.events import (
     GateSkippedAsDone,
     Observer,
@@ -31,12 +32,13 @@ from omniqual.engine.events import (
 )
 from omniqual.engine.gate_runner import GateJob, run_gate
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
-from omniqual.engine.plan import PlannedGate, done_keys, is_done, make_plan
+from omniqual.engine.plan import PlannedGate, done_keys, is_done, launch_groups, make_plan
 from omniqual.engine.preflight import validate_before_contact
 from omniqual.engine.references import ReferenceBook, ReferencePool
 from omniqual.engine.store import RunWriter
 from omniqual.engine.targets import (
     PreparedModel,
+    ServedTarget,
     answers_health,
     attempt_launch,
     check_serves_rows,
@@ -123,65 +125,142 @@ async def run_plan(
 ) -> int:
     """Run every planned gate not already in ``writer``'s journal; return how many were skipped.
     With ``references``, a check may have another row's deployment served as its baseline.
-    ``server_pid`` is the process of a URL deployment on this host, when the user names it."""
+    ``server_pid`` is the process of a URL deployment on this host, when the user names it.
+
+    Recipes whose serve configurations normalize to the same one share one launch. Where the
+    time went (start-ups, gates) is written to the run as ``timing.json``."""
     done = done_keys(writer.results)
     skipped = 0
     base = base_provenance()
-    async with ReferencePool(references or ReferenceBook({}), writer, base, urls) as pool:
-        for recipe, items in work:
-            todo = [item for item in items if not is_done(item, done)]
-            for item in items:
-                if is_done(item, done):
-                    skipped += 1
-                    observe(GateSkippedAsDone(item.gate.spec.id, str(item.row)))
-            if todo:
-                url = (urls or {}).get(recipe.recipe.id)
-                await _run_recipe(recipe, todo, writer, url, base, root, command, observe, seed,
-                                  pool, server_pid=server_pid)  # fmt: skip
+    recorder = timing.TimingRecorder(writer.run_id)
+    with timing.recording(recorder):
+        async with ReferencePool(references or ReferenceBook({}), writer, base, urls) as pool:
+            for group in launch_groups([recipe for recipe, _ in work], urls):
+                members: list[tuple[LoadedRecipe, list[PlannedGate]]] = []
+                for position in group:
+                    recipe, items = work[position]
+                    for item in items:
+                        if is_done(item, done):
+                            skipped += 1
+                            observe(GateSkippedAsDone(item.gate.spec.id, str(item.row)))
+                    todo = [item for item in items if not is_done(item, done)]
+                    if todo:
+                        members.append((recipe, todo))
+                if members:
+                    url = (urls or {}).get(members[0][0].recipe.id)
+                    run = _GroupRun(writer, base, root, command, observe, seed, pool, server_pid)
+                    await run.group(members, url)
+        timing.write_timing(writer, recorder.snapshot())
     return skipped
 
 
-async def _run_recipe(
-    recipe: LoadedRecipe,
-    items: list[PlannedGate],
-    writer: RunWriter,
-    url: str | None,
-    base: Provenance,
-    root: Path,
-    command: Sequence[str],
-    observe: Observer,
-    seed: int,
-    pool: ReferencePool,
-    *,
-    server_pid: int | None = None,
-) -> None:
-    prepared = prepare_model(recipe.recipe, base, recipe.directory)
-    needs = {item.gate.spec.id: resolve(item.gate.spec.kind).needs for item in items}
-    offline = [i for i in items if needs[i.gate.spec.id] != "server"]
-    online = [i for i in items if needs[i.gate.spec.id] == "server"]
-    for item in offline:
-        await _run_item(item, recipe, prepared, writer, root, command, observe, url=None)
-    if not online:
-        return
-    launched = url is None and recipe.recipe.kind is not RecipeKind.URL
-    remaining = list(online)
-    while remaining:
-        if launched:
-            observe(TargetStarting(recipe.recipe.id))  # a URL target is used, never started
-        async with served(recipe, prepared, writer, url, pid=server_pid) as target:
-            if target.identity is not None:
-                check_serves_rows(target.identity, recipe.recipe, [i.row for i in remaining])
-            observe(TargetReady(recipe.recipe.id, target.info.url or "", 0.0))
-            while remaining:
-                item = remaining.pop(0)
-                job = GateJob(item.gate, item.row, target.info, target.provenance)
-                await run_gate(job, writer, project_root=root, command=command, observe=observe,
-                               seed=seed, serve_reference=pool.serve)  # fmt: skip
-                # A server the gate crashed is that gate's finding; the next gate gets a fresh
-                # launch instead of a column of unreachable errors. A URL is never relaunched.
-                if remaining and launched and not await answers_health(target.info.url):
-                    observe(TargetLost(recipe.recipe.id, item.gate.spec.id, str(item.row)))
-                    break
+@dataclass(frozen=True, slots=True)
+class _GroupRun:
+    writer: RunWriter
+    base: Provenance
+    root: Path
+    command: Sequence[str]
+    observe: Observer
+    seed: int
+    pool: ReferencePool
+    server_pid: int | None
+
+    async def group(self, members: list[tuple[LoadedRecipe, list[PlannedGate]]],
+                    url: str | None) -> None:  # fmt: skip
+        """One launch (of the first member's recipe) serves every member's online gates."""
+        prepared = {
+            r.recipe.id: prepare_model(r.recipe, self.base, r.directory) for r, _ in members
+        }
+        beside: list[tuple[LoadedRecipe, PlannedGate]] = []
+        online: list[tuple[LoadedRecipe, PlannedGate]] = []
+        for recipe, items in members:
+            for item in items:
+                needs = resolve(item.gate.spec.kind).needs
+                if needs == "server":
+                    online.append((recipe, item))
+                elif needs == "checkpoint":
+                    beside.append((recipe, item))
+                else:  # a gate that launches on its own (sweep, refusal) runs alone: it measures
+                    await self.offline(recipe, prepared[recipe.recipe.id], item)
+        lead = members[0][0]
+        launched = url is None and lead.recipe.kind is not RecipeKind.URL
+        if not online or not launched:
+            # Nothing to overlap with: checkpoint-only gates run on their own.
+            for recipe, item in beside:
+                await self.offline(recipe, prepared[recipe.recipe.id], item)
+            beside = []
+        if online:
+            await self.online(lead, prepared, online, beside, url, launched)
+
+    async def offline(self, recipe: LoadedRecipe, prepared: PreparedModel, item: PlannedGate,
+                      overlapped_with: str | None = None) -> GateResult:  # fmt: skip
+        result = await _run_item(item, recipe, prepared, self.writer, self.root, self.command,
+                                 self.observe, url=None)  # fmt: skip
+        recorder = timing.current()
+        if recorder is not None:
+            recorder.gate(result, recipe.recipe.id, overlapped_with)
+        return result
+
+    async def online(
+        self, lead: LoadedRecipe, prepared: Mapping[str, PreparedModel],
+        remaining: list[tuple[LoadedRecipe, PlannedGate]],
+        beside: list[tuple[LoadedRecipe, PlannedGate]], url: str | None, launched: bool,
+    ) -> None:  # fmt: skip
+        while remaining:
+            if launched:
+                self.observe(TargetStarting(lead.recipe.id))  # a URL target is used, never started
+            # Checkpoint-only gates (strict-load: a meta-device build in a subprocess) run while
+            # the server starts: nothing is being measured yet. They finish before any gate
+            # that talks to the server begins.
+            side = (asyncio.ensure_future(self._beside(beside, prepared, lead.recipe.id))
+                    if beside else None)  # fmt: skip
+            beside = []
+            try:
+                async with served(lead, prepared[lead.recipe.id], self.writer, url,
+                                  pid=self.server_pid) as target:  # fmt: skip
+                    if side is not None:
+                        await side
+                    await self._serve(lead, prepared, target, remaining, launched)
+            finally:
+                if side is not None and not side.done():
+                    await side
+
+    async def _beside(self, items: list[tuple[LoadedRecipe, PlannedGate]],
+                      prepared: Mapping[str, PreparedModel], lead: str) -> None:  # fmt: skip
+        for recipe, item in items:
+            await self.offline(recipe, prepared[recipe.recipe.id], item,
+                               overlapped_with=f"start-up of {lead}")  # fmt: skip
+
+    async def _serve(
+        self, lead: LoadedRecipe, prepared: Mapping[str, PreparedModel], target: ServedTarget,
+        remaining: list[tuple[LoadedRecipe, PlannedGate]], launched: bool,
+    ) -> None:  # fmt: skip
+        if target.identity is not None:
+            check_serves_rows(target.identity, lead.recipe, [i.row for _, i in remaining])
+        self.observe(TargetReady(lead.recipe.id, target.info.url or "", 0.0))
+        while remaining:
+            recipe, item = remaining.pop(0)
+            info, provenance = target.info, target.provenance
+            if recipe.recipe.id != lead.recipe.id:
+                # Same normalized serve configuration: this launch is that recipe's deployment.
+                info = replace(info, recipe=recipe.recipe,
+                               label=f"{recipe.recipe.id} @ {info.url} (one launch with "
+                                     f"{lead.recipe.id})")  # fmt: skip
+                provenance = prepared[recipe.recipe.id].provenance.model_copy(
+                    update={"serve_argv": target.provenance.serve_argv}
+                )
+            job = GateJob(item.gate, item.row, info, provenance)
+            result = await run_gate(job, self.writer, project_root=self.root,
+                                    command=self.command, observe=self.observe, seed=self.seed,
+                                    serve_reference=self.pool.serve)  # fmt: skip
+            recorder = timing.current()
+            if recorder is not None:
+                recorder.gate(result, recipe.recipe.id)
+            # A server the gate crashed is that gate's finding; the next gate gets a fresh
+            # launch instead of a column of unreachable errors. A URL is never relaunched.
+            if remaining and launched and not await answers_health(target.info.url):
+                self.observe(TargetLost(lead.recipe.id, item.gate.spec.id, str(item.row)))
+                return
 
 
 async def _run_item(
@@ -220,12 +299,15 @@ async def launched_point(
     recipe = loaded.recipe
     log_path = writer.run_dir / "logs" / f"{recipe.id}-point.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    handle = timing.launch_started(recipe.id, "point")
     try:
         target = await asyncio.to_thread(
             launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
             name=f"point-{writer.run_id}-{recipe.id}",
         )  # fmt: skip
     except LaunchError as exc:
+        timing.launch_ended(handle, exc.elapsed_s, ready=False)
+        timing.launch_stopped(handle)
         if exc.reason not in ("exited", "timeout"):
             raise  # a port in use or a missing command says nothing about the point
         startup = StartupOutcome(
@@ -235,6 +317,7 @@ async def launched_point(
         )  # fmt: skip
         yield PointLaunch(startup, None, store_log(writer, exc.log_path, f"{recipe.id} log"))
         return
+    timing.launch_ended(handle, target.time_to_ready_s, ready=True)
     try:
         startup = StartupOutcome(
             recipe_id=recipe.id, expected=recipe.expect, became_ready=True, reason="ready",
@@ -250,3 +333,4 @@ async def launched_point(
                           lambda: OmniClient(url))  # fmt: skip
     finally:
         await asyncio.to_thread(stop, target)
+        timing.launch_stopped(handle)

@@ -1,6 +1,6 @@
 """Expand a campaign into work: which gates run on which rows, grouped by launch recipe."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from omniqual.deploy.launcher import placeholder_values
@@ -174,3 +174,24 @@ DoneKey = tuple[str, int, str | None, str]
 
 def is_done(item: PlannedGate, done: set[DoneKey]) -> bool:
     return (item.gate.spec.id, item.gate.spec.version, item.gate.sha256, str(item.row)) in done
+
+
+def launch_groups(
+    recipes: Sequence[LoadedRecipe], urls: Mapping[str, str] | None = None
+) -> tuple[tuple[int, ...], ...]:
+    """Positions of ``recipes`` that one launch serves, in first-appearance order: recipes whose
+    serve configurations normalize to the same one are one deployment, so the first one's
+    launch serves the rows of all of them. A URL target or a campaign URL override is never
+    merged (what answers there is not ours to share)."""
+    groups: dict[str, list[int]] = {}
+    order: list[list[int]] = []
+    for position, entry in enumerate(recipes):
+        digest = None if entry.recipe.id in (urls or {}) else recipe_serve_config(entry)
+        if digest is not None and digest in groups:
+            groups[digest].append(position)
+            continue
+        group = [position]
+        order.append(group)
+        if digest is not None:
+            groups[digest] = group
+    return tuple(tuple(g) for g in order)

@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from omniqual.domain.evidence import Artifact
 from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.redaction import redact_command, scrub_text
-from omniqual.engine import served_identity
+from omniqual.engine import served_identity, timing
 from omniqual.engine.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe
 
@@ -187,10 +188,19 @@ async def served(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     # A private TMPDIR makes the server's temporary files observable: residue is a leak.
     temp_dir = Path(tempfile.mkdtemp(prefix=f"omniqual-{recipe.id}-"))
-    target = await asyncio.to_thread(
-        launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
-        name=f"run-{writer.run_id}-{stem}", extra_env={"TMPDIR": str(temp_dir)},
-    )  # fmt: skip
+    handle = timing.launch_started(recipe.id, "reference" if role == "reference" else "target")
+    began = time.monotonic()
+    try:
+        target = await asyncio.to_thread(
+            launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
+            name=f"run-{writer.run_id}-{stem}", extra_env={"TMPDIR": str(temp_dir)},
+        )  # fmt: skip
+    except BaseException:
+        timing.launch_ended(handle, time.monotonic() - began, ready=False)
+        timing.launch_stopped(handle)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
+    timing.launch_ended(handle, target.time_to_ready_s, ready=True)
     try:
         info = TargetInfo(
             url=target.url, recipe=recipe, pid=target.pid,
@@ -200,6 +210,7 @@ async def served(
         yield ServedTarget(info, launched_provenance(prepared, target.command))
     finally:
         await asyncio.to_thread(stop, target)
+        timing.launch_stopped(handle)
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
@@ -210,8 +221,11 @@ async def attempt_launch(
     recipe = loaded.recipe
     log_path = writer.run_dir / "logs" / f"{recipe.id}-attempt.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    handle = timing.launch_started(recipe.id, "attempt")
     startup = await asyncio.to_thread(
         probe_startup, recipe, model=prepared.model, log_path=log_path,
         recipe_dir=loaded.directory, name=f"probe-{writer.run_id}-{recipe.id}",
     )  # fmt: skip
+    timing.launch_ended(handle, startup.elapsed_s, ready=startup.became_ready)
+    timing.launch_stopped(handle)
     return LaunchAttempt(startup, store_log(writer, startup.log_path, f"{recipe.id} startup log"))
