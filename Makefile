@@ -8,7 +8,7 @@ STAMP := $(VENV)/.omniqual-setup
 CAMPAIGN ?= examples/embedded-cpu-campaign.yaml
 OUT ?= out
 
-.PHONY: setup qualify test lint unit integration bench clean
+.PHONY: setup browser qualify test lint unit integration bench clean
 
 setup: $(STAMP)
 
@@ -19,6 +19,11 @@ $(STAMP): pyproject.toml .ci/install-embedded.sh
 	bash .ci/install-embedded.sh $(VENV)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# Headless Chromium from the system's packages, for the browser test of the HTML report.
+# Instant when one is on PATH; without root or apt it says why and that test skips.
+browser:
+	bash .ci/install-browser.sh
 
 # The main job: build the bundled checkpoints, run the campaign against the live embedded
 # target, compile the matrix and render the PR evidence report into $(OUT)/.
@@ -33,10 +38,10 @@ lint: setup
 unit: setup
 	$(BIN)/pytest -q tests/unit
 
-integration: setup
+integration: setup browser
 	$(BIN)/pytest -q tests/integration
 
-test: lint
+test: lint browser
 	$(BIN)/pytest -q
 
 bench: setup
