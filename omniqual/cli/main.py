@@ -5,6 +5,7 @@ import logging
 import typer
 
 from omniqual import __version__
+from omniqual.cli.ci import ci_app
 from omniqual.cli.env import env_command
 from omniqual.cli.evidence import evidence_app
 from omniqual.cli.gate import gate_app, run_command
@@ -27,6 +28,7 @@ app.add_typer(model_app, name="model")
 app.add_typer(target_app, name="target")
 app.add_typer(evidence_app, name="evidence")
 app.add_typer(reference_app, name="reference")
+app.add_typer(ci_app, name="ci")
 app.command("report")(report_command)
 app.command("env")(env_command)
 
