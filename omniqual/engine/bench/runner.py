@@ -1,0 +1,170 @@
+"""Drive one ``omniqual bench`` run: warm up, then one open-loop phase per offered rate (or the
+probes of a saturation search), each summarized into a result phase with its verdict.
+
+Each phase has its own seeded schedule (``seed + phase index``), so a rerun with the same seed
+offers exactly the same arrivals. Warm-up requests (one per mix entry, sent one at a time) are
+excluded from every figure; for a sweep without ``--slo`` they also give the solo latency the
+default objective is built from (p50 within 3x of it, as the soak gate's search).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from omniqual import __version__
+from omniqual.engine.bench.options import BenchOptions
+from omniqual.engine.bench.result import BenchPhase, BenchResult, SweepSummary, build_phase
+from omniqual.engine.bench.target import bench_target
+from omniqual.engine.bench.transport import TRANSPORT, AiohttpSend
+from omniqual.loadgen.issuer import IssuerSettings, Send, issue
+from omniqual.loadgen.records import LoadRun, OutcomeStatus, SendOutcome
+from omniqual.loadgen.saturation import SearchSettings, SloTarget, find_saturation
+from omniqual.loadgen.schedule import constant_schedule
+from omniqual.loadgen.stats import ValidityPolicy, Verdict, summarize_run
+from omniqual.loadgen.workload import PlannedRequest, WorkloadSpec, plan_requests
+
+Progress = Callable[[str, int, int], None]
+"""(phase label, requests done, requests planned)."""
+
+SLO_X_SOLO = 3.0
+
+
+def _quiet(_label: str, _done: int, _total: int) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class _Counting:
+    """Reports each finished request to the progress callback (the CLI's progress bar)."""
+
+    send: Send
+    label: str
+    total: int
+    report: Progress
+    done: int = 0
+
+    async def __call__(self, planned: PlannedRequest, /) -> SendOutcome:
+        try:
+            return await self.send(planned)
+        finally:
+            self.done += 1
+            # At most ~100 reports a phase: the bar must not cost the issuer its schedule.
+            if self.done == self.total or self.done % max(1, self.total // 100) == 0:
+                self.report(self.label, self.done, self.total)
+
+
+def _meta(spec: WorkloadSpec, model: str) -> dict[str, str]:
+    from omniqual.checks.load_binding import PATH_OF
+
+    endpoints = dict.fromkeys(PATH_OF[e.endpoint] for e in spec.entries)
+    tasks = dict.fromkeys(e.task for e in spec.entries)
+    return {"endpoint": ",".join(endpoints), "model": model, "dataset": spec.name,
+            "task": ",".join(tasks)}  # fmt: skip
+
+
+class _Bench:
+    def __init__(self, options: BenchOptions, spec: WorkloadSpec, send: Send,
+                 meta: dict[str, str], progress: Progress) -> None:  # fmt: skip
+        self.options, self.spec, self.send, self.meta = options, spec, send, meta
+        self.progress = progress
+        self.phases: list[BenchPhase] = []
+        self.policy = ValidityPolicy(
+            claimed_percentiles=(50.0, 95.0, 99.0),
+            confidence=options.confidence,
+            max_p99_issue_lag_s=options.max_p99_issue_lag_s,
+        )
+
+    async def warm_up(self) -> float | None:
+        """One request per entry, one at a time; the median solo latency of the OK ones."""
+        schedule = constant_schedule(1.0, count=max(10, 4 * len(self.spec.entries)))
+        plan = plan_requests(self.spec, schedule)
+        seen: dict[str, PlannedRequest] = {}
+        for planned in plan:
+            seen.setdefault(planned.entry, planned)
+        solo: list[float] = []
+        for planned in seen.values():
+            started = time.monotonic()
+            outcome = await self.send(planned)
+            if outcome.status is OutcomeStatus.OK:
+                solo.append(time.monotonic() - started)
+        return statistics.median(solo) if solo else None
+
+    async def phase(self, rate: float) -> LoadRun:
+        options = self.options
+        schedule = options.schedule(rate, seed_offset=len(self.phases))
+        plan = plan_requests(self.spec, schedule)
+        label = f"{rate:g}/s" if schedule.rate is not None else "trace"
+        counting = _Counting(self.send, label, len(plan), self.progress)
+        settings = IssuerSettings(
+            in_flight_cap=options.in_flight_cap,
+            deadline_s=schedule.window_s + options.request_timeout_s,
+        )
+        run = await issue(plan, schedule, counting, settings)
+        summary = summarize_run(run, self.policy)
+        self.phases.append(build_phase(run, summary, meta=self.meta, profile=options.profile.label))
+        return run
+
+    async def sweep(self, solo_s: float | None) -> SweepSummary:
+        options = self.options
+        if options.slo is not None:
+            percentile, bound = options.slo
+        elif solo_s is not None:
+            percentile, bound = 50.0, SLO_X_SOLO * solo_s
+        else:
+            raise RuntimeError("no warm-up request succeeded, so the sweep has no objective")
+        slo = SloTarget(percentile=percentile, bound_s=bound, confidence=options.confidence)
+        start = 0.5 / solo_s if solo_s else 1.0
+        settings = SearchSettings(
+            start_rate=min(max(start, 0.05), options.max_rate),
+            min_rate=0.05,
+            max_rate=options.max_rate,
+            precision=0.1,
+            max_probes=8,
+        )
+        found = await find_saturation(self.phase, slo, settings)
+        return SweepSummary(
+            slo_percentile=percentile,
+            slo_bound_s=bound,
+            saturation_rate=found.best_rate,
+            lowest_failing_rate=found.lowest_failing_rate,
+            stop_reason=found.stop_reason.value,
+            probe_verdicts=tuple(f"{p.rate:.4g}/s {p.verdict.value}" for p in found.probes),
+        )
+
+
+async def run_bench(options: BenchOptions, progress: Progress = _quiet) -> BenchResult:
+    spec = WorkloadSpec.from_yaml(options.workload)
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    async with (
+        bench_target(options.target) as target,
+        AiohttpSend(target.url, timeout_s=options.request_timeout_s) as send,
+    ):
+        bench = _Bench(options, spec, send, _meta(spec, target.model), progress)
+        solo = await bench.warm_up()
+        sweep = None
+        if options.sweep:
+            sweep = await bench.sweep(solo)
+        else:
+            for rate in options.rates:
+                await bench.phase(rate)
+    reasons = tuple(
+        f"phase {p.offered_rate:g}/s: {reason}" for p in bench.phases for reason in p.reasons
+    )
+    return BenchResult(
+        omniqual_version=__version__,
+        started_at=started,
+        target=target.label,
+        workload=spec.name,
+        mode=options.mode,
+        transport=TRANSPORT,
+        confidence=options.confidence,
+        max_p99_issue_lag_s=options.max_p99_issue_lag_s,
+        phases=tuple(bench.phases),
+        sweep=sweep,
+        verdict=Verdict.INVALID if reasons else Verdict.VALID,
+        reasons=reasons,
+    )
