@@ -35,6 +35,7 @@ from omniqual.checks.soak_phases import (
     timed,
 )
 from omniqual.checks.soak_resources import judge_resources
+from omniqual.checks.soak_series import PhaseRun, soak_series, stage_accounting
 from omniqual.checks.soak_watch import HealthProbe, ResourceWatch, points_jsonl, resolve_watch_dirs
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.evidence import Artifact, Measurement
@@ -87,6 +88,10 @@ class _Soak:
         self.found = Findings()
         self.summary: dict[str, Any] = {"endpoint": endpoint.value, "arrival": params.arrival}
         self.rows: list[bytes] = []
+        # Recorded for the report (plots, stage accounting); never judged.
+        self.series: dict[str, Any] | None = None
+        self.stages: dict[str, Any] | None = None
+        self.phase_runs: list[PhaseRun] = []
 
     async def run(self) -> CheckOutcome:
         ctx, params = self.ctx, self.params
@@ -164,10 +169,12 @@ class _Soak:
             before = len(self.send.jobs)
             run = await run_load(self.send, self.params, self.endpoint, rate=rate,
                                  count=spec.requests, seed=self.ctx.seed + 10 * (number + 1),
-                                 injected=True, max_duration_s=spec.max_duration_s)  # fmt: skip
+                                 injected=True, max_duration_s=spec.max_duration_s,
+                                 phase=spec, calibration=calibration)  # fmt: skip
             evidence = PhaseEvidence(spec, rate, run, tuple(self.send.jobs[before:]),
                                      phase_bound_s(spec, calibration))  # fmt: skip
             runs.append(run)
+            self.phase_runs.append(PhaseRun(spec.name, spec.factor, rate, run))
             found, summary = judge_phase(evidence, self.params.validity)
             self.found.extend(found)
             for row in run.rows():
@@ -213,6 +220,14 @@ class _Soak:
         probes = b"".join(json.dumps(asdict(e)).encode() + b"\n" for e in health.events)
         found.append(put(probes, media_type="application/x-ndjson", role="raw-series",
                          name="soak-health.jsonl"))  # fmt: skip
+        if self.phase_runs:
+            series = soak_series(self.phase_runs, watch.points, watch.started_at_unix,
+                                 watch.source)  # fmt: skip
+            found.append(put(series.model_dump_json(indent=1).encode(),
+                             media_type="application/json", role="raw-series",
+                             name="soak-series.json"))  # fmt: skip
+            self.series = series.compacted().model_dump(mode="json")
+            self.stages = stage_accounting(self.phase_runs).model_dump(mode="json")
         self.summary["failures"], self.summary["invalid"] = self.found.failures, self.found.invalid
         found.append(put(json.dumps(self.summary, indent=1, default=str).encode(),
                          media_type="application/json", role="summary",
@@ -226,8 +241,10 @@ class _Soak:
             tuple(self.found.measurements), tuple(artifacts),
             requested={"phases": [p.name for p in self.params.phases],
                        "shapes": [s.name for s in self.params.shapes]},
-            effective={k: v for k, v in self.summary.items() if k in ("saturation",
-                                                                       "solo_latency_s")},
+            effective={**{k: v for k, v in self.summary.items() if k in ("saturation",
+                                                                          "solo_latency_s")},
+                       **({"soak_series": self.series} if self.series else {}),
+                       **({"stage_accounting": self.stages} if self.stages else {})},
         )  # fmt: skip
 
 

@@ -108,6 +108,11 @@ class ResourceWatch:
         self._scraped: list[ResourcePoint] = []
 
     @property
+    def started_at_unix(self) -> float:
+        """Wall-clock time zero of ``points``' ``elapsed_s``."""
+        return self._t0
+
+    @property
     def points(self) -> tuple[ResourcePoint, ...]:
         if self._observer is not None:
             return tuple(self._from_sample(s) for s in self._observer.samples)
