@@ -6,19 +6,35 @@ from pathlib import Path
 from omniqual.domain.run import RunSummary
 from omniqual.engine.artifacts import ARTIFACTS_DIR
 from omniqual.engine.campaign import CampaignOutcome
-from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix, write_json
+from omniqual.engine.matrix_service import (
+    ProjectMatrix,
+    compile_from_dirs,
+    load_project_matrix,
+    write_json,
+)
 from omniqual.engine.store import find_runs, read_run
+from omniqual.report.csv_export import write_csv
 from omniqual.report.render import render_matrix, render_run_report
-from omniqual.report.run_views import RunEvidence
+from omniqual.report.run_views import RunEvidence, run_report_view
 from omniqual.specs.campaign import LoadedCampaign
 
 
-def run_evidence(matrix: Path, dirs: Sequence[Path], title: str) -> RunEvidence:
+def run_evidence(
+    matrix: Path, dirs: Sequence[Path], title: str, report_dir: Path | None = None,
+    full_report: str = "",
+) -> RunEvidence:  # fmt: skip
     """The report input for ``omniqual report``: a matrix compiled from ``dirs``, and their runs."""
-    compiled = compile_from_dirs(load_project_matrix(matrix), dirs, None)
+    project = load_project_matrix(matrix)
+    compiled = compile_from_dirs(project, dirs, None)
     runs = tuple(s for d in dirs for s in _summaries(d))
     return RunEvidence(title=title or compiled.title, matrix=compiled, runs=runs,
-                       artifact_dirs=artifact_dirs(dirs))  # fmt: skip
+                       artifact_dirs=artifact_dirs(dirs), report_dir=report_dir,
+                       gate_kinds=gate_kinds(project), full_report=full_report)  # fmt: skip
+
+
+def gate_kinds(project: ProjectMatrix) -> dict[str, str]:
+    """Gate id → check kind: an empty report section names the gate that would fill it."""
+    return {gate_id: gate.spec.kind for gate_id, gate in project.gates.items()}
 
 
 def artifact_dirs(evidence_roots: Sequence[Path]) -> tuple[Path, ...]:
@@ -63,6 +79,9 @@ def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path
         results=outcome.results,
         scope=loaded.campaign.description,
         artifact_dirs=artifact_dirs([loaded.evidence_root]),
+        report_dir=output,
+        gate_kinds=gate_kinds(load_project_matrix(loaded.matrix_path)),
+        full_report="report.html" if "html" in spec.formats else "",
     )
     for fmt in spec.formats:
         matrix_path = output / f"matrix.{fmt}"
@@ -72,4 +91,6 @@ def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path
             report_path = output / f"report.{fmt}"
             report_path.write_text(render_run_report(evidence, fmt), encoding="utf-8")
             written.append(report_path)
+    # Every table of the report as CSV beside it (report-tables/<section>-<title>.csv).
+    written += write_csv(run_report_view(evidence), output / "report-tables")
     return written

@@ -17,11 +17,20 @@ class Table:
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     kind: Literal["table"] = "table"
+    links: tuple[str, ...] = ()
+    """Empty, or one evidence link per row (relative to the report; "" where a row has none):
+    rendered as a trailing "Evidence" column so every figure in the row reaches its record."""
+    note: str = ""
+    """Said under the table (e.g. how many rows were trimmed to fit a PR comment, and where the
+    full table is)."""
 
     def __post_init__(self) -> None:
         for row in self.rows:
             if len(row) != len(self.headers):
                 raise ValueError(f"table {self.title!r}: row {row!r} does not match the headers")
+        if self.links and len(self.links) != len(self.rows):
+            raise ValueError(f"table {self.title!r}: {len(self.links)} links for "
+                             f"{len(self.rows)} rows")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +91,18 @@ class Plot:
     kind: Literal["plot"] = "plot"
 
 
-Block = Table | KeyValues | Bullets | Gallery | Plot
+@dataclass(frozen=True, slots=True)
+class Code:
+    """A command or config shown verbatim (a shell line, a curl, a YAML file): a fenced block in
+    Markdown, ``<pre>`` in HTML. Its text was built from redacted record values."""
+
+    title: str
+    text: str
+    language: str = "shell"
+    kind: Literal["code"] = "code"
+
+
+Block = Table | KeyValues | Bullets | Gallery | Plot | Code
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +115,8 @@ class Section:
     includes_matrix: bool = False
     """The scoped matrix is drawn here (the run report carries its matrix view once)."""
     empty_note: str = NO_EVIDENCE
-    """Shown instead of content when the section has no blocks and no matrix."""
+    """Shown instead of content when the section has no blocks and no matrix: it says what is
+    missing and names the gate (or check kind) that would fill the section."""
 
     @property
     def empty(self) -> bool:

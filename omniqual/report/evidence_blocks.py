@@ -1,5 +1,6 @@
 """Tables built from gate results and run records: results, cases, measurements, artifacts,
-parameters, revisions and environment fingerprints. Every value passes through ``redact``."""
+parameters, revisions and environment fingerprints. Every value passes through ``redact``; every
+row of a figure table links the result (or artifact) it was read from."""
 
 import shlex
 from collections.abc import Iterable, Mapping
@@ -8,6 +9,7 @@ from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import EnvironmentFingerprint, RunSummary
 from omniqual.report.blocks import KeyValues, Table
+from omniqual.report.links import EvidenceLinks
 from omniqual.report.redact import safe_text, safe_value
 
 GIB = 1024**3
@@ -30,9 +32,16 @@ def row_label(labels: RowLabels, key: str) -> str:
     return labels.get(key, f"{key} (not in the matrix)")
 
 
-def result_table(title: str, results: Iterable[GateResult], labels: RowLabels) -> Table:
+_NO_LINKS = EvidenceLinks()
+
+
+def result_table(
+    title: str, results: Iterable[GateResult], labels: RowLabels, links: EvidenceLinks = _NO_LINKS
+) -> Table:
     rows = []
+    hrefs = []
     for r in results:
+        hrefs.append(links.result(r.run_id, r.result_id))
         problem = ""
         if r.error is not None:
             problem = f"{r.error.type}: {safe_text(r.error.message)}"
@@ -52,10 +61,15 @@ def result_table(title: str, results: Iterable[GateResult], labels: RowLabels) -
         title,
         ("Gate", "Check", "Row", "Outcome", "Reasons", "Error", "Duration", "Result"),
         tuple(rows),
+        links=tuple(hrefs),
     )
 
 
-def case_table(title: str, results: Iterable[GateResult]) -> Table:
+def case_table(
+    title: str, results: Iterable[GateResult], links: EvidenceLinks = _NO_LINKS
+) -> Table:
+    results = tuple(results)
+    hrefs = tuple(links.result(r.run_id, r.result_id) for r in results for _ in r.cases)
     rows = tuple(
         (
             r.gate_id,
@@ -76,10 +90,14 @@ def case_table(title: str, results: Iterable[GateResult]) -> Table:
         "Gate", "Case", "Endpoint", "Field", "Sent", "Expected", "Observed", "Outcome",
         "Deviation", "Note",
     )  # fmt: skip
-    return Table(title, headers, rows)
+    return Table(title, headers, rows, links=hrefs)
 
 
-def measurement_table(title: str, results: Iterable[GateResult], labels: RowLabels) -> Table:
+def measurement_table(
+    title: str, results: Iterable[GateResult], labels: RowLabels, links: EvidenceLinks = _NO_LINKS
+) -> Table:
+    results = tuple(results)
+    hrefs = tuple(links.result(r.run_id, r.result_id) for r in results for _ in r.measurements)
     rows = tuple(
         (
             r.gate_id,
@@ -95,17 +113,19 @@ def measurement_table(title: str, results: Iterable[GateResult], labels: RowLabe
         for m in r.measurements
     )
     headers = ("Gate", "Row", "Measurement", "Value", "Unit", "Samples", "Bound", "Bound met")
-    return Table(title, headers, rows)
+    return Table(title, headers, rows, links=hrefs)
 
 
-def artifact_table(results: Iterable[GateResult]) -> Table:
+def artifact_table(results: Iterable[GateResult], links: EvidenceLinks = _NO_LINKS) -> Table:
+    results = tuple(results)
+    hrefs = tuple(links.artifact(r.run_id, a.sha256) for r in results for a in r.artifacts)
     rows = tuple(
         (a.sha256, str(a.size), a.media_type, a.role, safe_text(a.name), r.gate_id, r.result_id)
         for r in results
         for a in r.artifacts
     )
     headers = ("sha256", "Bytes", "Media type", "Role", "Name", "Gate", "Result")
-    return Table("Artifacts (content-addressed)", headers, rows)
+    return Table("Artifacts (content-addressed)", headers, rows, links=hrefs)
 
 
 _DRAWN_ELSEWHERE = frozenset({"parity", "sweep"})
@@ -113,9 +133,12 @@ _DRAWN_ELSEWHERE = frozenset({"parity", "sweep"})
 copy of them in the parameter table would only hide the parameters."""
 
 
-def parameter_table(results: Iterable[GateResult], labels: RowLabels) -> Table:
+def parameter_table(
+    results: Iterable[GateResult], labels: RowLabels, links: EvidenceLinks = _NO_LINKS
+) -> Table:
     """Requested vs effective parameters; a difference is how a silent fallback shows up."""
     rows = []
+    hrefs = []
     for r in results:
         for name in sorted(set(r.requested) | set(r.effective)):
             if name in _DRAWN_ELSEWHERE:
@@ -126,8 +149,9 @@ def parameter_table(results: Iterable[GateResult], labels: RowLabels) -> Table:
             rows.append(
                 (r.gate_id, row_label(labels, r.row), name, asked, got, "yes" if differs else "no")
             )
+            hrefs.append(links.result(r.run_id, r.result_id))
     headers = ("Gate", "Row", "Parameter", "Requested", "Effective", "Differs")
-    return Table("Requested and effective parameters", headers, tuple(rows))
+    return Table("Requested and effective parameters", headers, tuple(rows), links=tuple(hrefs))
 
 
 # The argv is long and per recipe: it gets its own table rather than a column.

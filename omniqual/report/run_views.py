@@ -1,13 +1,15 @@
-"""The run evidence report: a matrix plus run records, laid out as the ten-section PR checklist.
+"""The run evidence report: a matrix plus run records, laid out as the seed's PR evidence
+checklist (ten sections), for the rows of the matrix and only those.
 
 ``RunEvidence`` is the renderer's whole input (domain records only); ``run_report_view`` turns it
 into sections of plain strings. Results are routed to checklist sections by check kind; a kind
 the routing table does not know lands in a trailing "other gate evidence" section, never nowhere.
+A section without evidence says so and names the gate (or check kind) that would fill it.
 """
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from omniqual.domain.matrix import CompiledMatrix
@@ -15,6 +17,18 @@ from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import RunSummary
 from omniqual.report.blocks import NO_EVIDENCE, Block, Bullets, Section, Table, non_empty
+from omniqual.report.checklist import (
+    SECTION_BY_KIND,
+    TRACK_BY_SECTION,
+    GateDirectory,
+    ci_tracks_table,
+    fill_note,
+    latest_results,
+    section_results,
+    verdict_table,
+)
+from omniqual.report.contract_views import contract_limits_table
+from omniqual.report.coverage_map import CoverageMap, coverage_map
 from omniqual.report.evidence_blocks import (
     RowLabels,
     artifact_table,
@@ -27,33 +41,14 @@ from omniqual.report.evidence_blocks import (
     row_label,
     serve_command_table,
 )
+from omniqual.report.links import EvidenceLinks
 from omniqual.report.parity_views import parity_blocks
+from omniqual.report.recipe_block import recipe_blocks
 from omniqual.report.redact import safe_command, safe_text
 from omniqual.report.sweep_views import sweep_blocks
 from omniqual.report.views import MatrixView, matrix_view
 
-SECTION_BY_KIND: Mapping[str, str] = {
-    # Built-in check kinds (omniqual.checks.registry.BUILTIN).
-    "api_contract": "contract",
-    "fails_fast": "contract",
-    "strict_load": "accuracy",
-    "soak": "performance",
-    "abort": "fault",
-    "candidate_parity": "accuracy",
-    "reference_parity": "accuracy",
-    # Kinds the architecture plans; listed so their results land in the right section.
-    "parity": "accuracy",
-    "fp8_parity": "accuracy",
-    "quality": "accuracy",
-    "load": "performance",
-    "benchmark": "performance",
-    "offload_sweep": "performance",
-    "output_contract": "output",
-    "transport": "output",
-    "abort_fault": "fault",
-    "fault_injection": "fault",
-}
-"""Check kind → checklist section; extend it when a new check kind is added."""
+__all__ = ["SECTION_BY_KIND", "RunEvidence", "RunReportView", "run_report_view"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +64,23 @@ class RunEvidence:
     """One line saying what this evidence covers (e.g. the task and hardware in scope)."""
     artifact_dirs: tuple[Path, ...] = ()
     """Content-addressed artifact directories (``<run>/artifacts``): the HTML report embeds the
-    parity pictures it finds there, rehashed."""
+    parity pictures it finds there, rehashed, and every figure links its run's journal."""
+    report_dir: Path | None = None
+    """Where the report is written: evidence links are relative to it (None: as given)."""
+    gate_kinds: Mapping[str, str] = field(default_factory=dict)
+    """Gate id → check kind for the matrix's gates, so an empty section names the gate that
+    would fill it even when no result of that gate exists yet."""
+    full_report: str = ""
+    """Where the complete report lives (e.g. ``report.html``), said when Markdown is trimmed."""
 
     def all_results(self) -> tuple[GateResult, ...]:
         seen: dict[str, GateResult] = {}
         for result in (*(r for run in self.runs for r in run.results), *self.results):
             seen.setdefault(result.result_id, result)
         return tuple(sorted(seen.values(), key=lambda r: (r.started_at, r.result_id)))
+
+    def links(self) -> EvidenceLinks:
+        return EvidenceLinks.from_artifact_dirs(self.artifact_dirs, self.report_dir)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +93,23 @@ class RunReportView:
     """Gates whose latest result on every row they ran on passed."""
     gates_open: tuple[str, ...]
     """Gates required by the matrix or run here whose latest result somewhere did not pass."""
+    out_of_scope: int
+    """Results on rows outside the matrix: left out (the report covers the scoped rows only)."""
+    verdicts: Table
+    coverage: CoverageMap
     matrix: MatrixView
     sections: tuple[Section, ...]
+    full_report: str = ""
+    trimmed: tuple[str, ...] = ()
+    """What was folded or cut to fit a PR comment (empty: nothing)."""
+    matrix_table: bool = True
+    """The scoped matrix is drawn as a table too (a PR comment may keep only the coverage map)."""
 
 
 def _gate_status(
     results: tuple[GateResult, ...], matrix: CompiledMatrix
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    latest: dict[tuple[str, str], GateResult] = {}
-    for result in results:
-        held = latest.get((result.gate_id, result.row))
-        if held is None or result.finished_at >= held.finished_at:
-            latest[(result.gate_id, result.row)] = result
+    latest = {(r.gate_id, r.row): r for r in latest_results(results)}
     gates = {gate for row in matrix.rows for gate in row.required_gates} | {
         gate for gate, _ in latest
     }
@@ -112,21 +122,29 @@ def _gate_status(
     return tuple(sorted(closed)), tuple(sorted(gates - closed))
 
 
-def _section_results(results: tuple[GateResult, ...], section: str) -> tuple[GateResult, ...]:
-    return tuple(r for r in results if SECTION_BY_KIND.get(r.gate_kind, "other") == section)
+@dataclass(frozen=True, slots=True)
+class _Context:
+    results: tuple[GateResult, ...]
+    labels: RowLabels
+    links: EvidenceLinks
+    fill: Mapping[str, str]
+    """Section → what it says when empty (the gate that would fill it)."""
+
+    def of(self, section: str) -> tuple[GateResult, ...]:
+        return section_results(self.results, section)
+
+    def evidence(self, section: str) -> tuple[Block, ...]:
+        """The usual content for a checklist section: its results, cases and measurements."""
+        results = self.of(section)
+        return non_empty(
+            result_table("Gate results", results, self.labels, self.links),
+            case_table("Cases", results, self.links),
+            measurement_table("Measurements", results, self.labels, self.links),
+        )
 
 
-def _gate_evidence(results: tuple[GateResult, ...], labels: RowLabels) -> tuple[Block, ...]:
-    """The usual content for a checklist section: its results, their cases and measurements."""
-    return non_empty(
-        result_table("Gate results", results, labels),
-        case_table("Cases", results),
-        measurement_table("Measurements", results, labels),
-    )
-
-
-def _contract(results: tuple[GateResult, ...], labels: RowLabels) -> Section:
-    contract = _section_results(results, "contract")
+def _contract(ctx: _Context) -> Section:
+    contract = ctx.of("contract")
     deviations = tuple(
         f"{c.id} ({c.endpoint}): expected {c.expected_status}, observed {c.observed_status}"
         + (f" ({safe_text(c.note)})" if c.note else "")
@@ -135,50 +153,55 @@ def _contract(results: tuple[GateResult, ...], labels: RowLabels) -> Section:
         if c.deviation
     )
     blocks = non_empty(
-        revision_table(results),
-        serve_command_table(results),
-        *_gate_evidence(contract, labels),
+        revision_table(ctx.results),
+        contract_limits_table(contract, ctx.labels, ctx.links),
         Bullets("Declared deviations from the official contract", deviations),
+        *ctx.evidence("contract"),
     )
-    return Section(1, "Official contract", blocks)
+    return Section(1, "Official revisions and API/limit matrix", blocks,
+                   empty_note=ctx.fill["contract"])  # fmt: skip
 
 
-def _implementation(
-    matrix: CompiledMatrix, results: tuple[GateResult, ...], labels: RowLabels
-) -> Section:
+def _implementation(matrix: CompiledMatrix, ctx: _Context) -> Section:
     notes = tuple(
-        f"{row_label(labels, row.key)}: {safe_text(row.note, limit=400)}"
+        f"{row_label(ctx.labels, row.key)}: {safe_text(row.note, limit=400)}"
         for row in matrix.rows
         if row.note
     )
-    blocks = non_empty(parameter_table(results, labels), Bullets("Row notes", notes))
-    return Section(3, "Implementation notes", blocks)
+    blocks = non_empty(parameter_table(ctx.results, ctx.labels, ctx.links),
+                       Bullets("Row notes", notes))  # fmt: skip
+    note = f"{ctx.fill['any']}: its requested and effective parameters are listed here"
+    return Section(3, "Implementation notes", blocks, empty_note=note)
 
 
-def _reproduction(
-    runs: tuple[RunSummary, ...], results: tuple[GateResult, ...], labels: RowLabels
-) -> Section:
+def _reproduction(evidence: RunEvidence, ctx: _Context) -> Section:
+    runs = evidence.runs
     run_rows = tuple(
-        (
-            run.run_id,
-            run.status,
-            run.started_at.isoformat(),
-            run.finished_at.isoformat(),
-            safe_command(run.command),
-        )
+        (run.run_id, run.status, run.started_at.isoformat(), run.finished_at.isoformat(),
+         safe_command(run.command))
         for run in runs
-    )
+    )  # fmt: skip
+    with_command = tuple(r for r in ctx.results if r.command)
     commands = tuple(
-        (r.gate_id, row_label(labels, r.row), safe_text(r.target), safe_command(r.command))
-        for r in results
-        if r.command
+        (r.gate_id, row_label(ctx.labels, r.row), safe_text(r.target), safe_command(r.command))
+        for r in with_command
     )
+    environments = {run.run_id: run.environment for run in runs}
+    recipes: list[Block] = []
+    for row in evidence.matrix.rows:
+        on_row = tuple(r for r in ctx.results if r.row == row.key)
+        recipes += recipe_blocks(row, row_label(ctx.labels, row.key), on_row, environments,
+                                 ctx.links)  # fmt: skip
     blocks = non_empty(
+        *recipes,
+        serve_command_table(ctx.results),
         Table("Runs", ("Run", "Status", "Started", "Finished", "Command"), run_rows),
         *environment_blocks(runs),
-        Table("Gate commands", ("Gate", "Row", "Target", "Command"), commands),
-    )
-    return Section(4, "Reproduction", blocks)
+        Table("Gate commands", ("Gate", "Row", "Target", "Command"), commands,
+              links=tuple(ctx.links.result(r.run_id, r.result_id) for r in with_command)),
+    )  # fmt: skip
+    title = "Exact environment, deploy/serve and task curls (hardware recipe per row)"
+    return Section(4, title, blocks, empty_note=ctx.fill["any"])
 
 
 def _limitations(view: MatrixView) -> Section:
@@ -202,48 +225,61 @@ def _limitations(view: MatrixView) -> Section:
     return Section(10, title, non_empty(table), empty_note=note)
 
 
+# Figures drawn by other view modules go into their section here, each a function of the
+# section's results and the row labels returning blocks (sweep_views draws the offload
+# frontier; soak plots, stage accounting and abort cleanup figures join sections 6, 7 and 8).
+def _accuracy_figures(ctx: _Context) -> tuple[Block, ...]:
+    return parity_blocks(ctx.of("accuracy"), ctx.labels)
+
+
+def _performance_figures(ctx: _Context) -> tuple[Block, ...]:
+    return sweep_blocks(ctx.of("performance"), ctx.labels)
+
+
+def _output_figures(ctx: _Context) -> tuple[Block, ...]:
+    return ()
+
+
+def _fault_figures(ctx: _Context) -> tuple[Block, ...]:
+    return ()
+
+
 def run_report_view(evidence: RunEvidence) -> RunReportView:
-    results = evidence.all_results()
+    keys = {row.key for row in evidence.matrix.rows}
+    everything = evidence.all_results()
+    results = tuple(r for r in everything if r.row in keys)
     matrix = matrix_view(evidence.matrix)
     labels = {row.key: f"#{row.number}" for group in matrix.groups for row in group.rows}
+    gates = GateDirectory.of(evidence.matrix, results, evidence.gate_kinds)
+    fill = {s: fill_note(s, gates, labels) for s in (*TRACK_BY_SECTION, "other")}
+    fill["any"] = f"{NO_EVIDENCE}: run any gate of this matrix on these rows (`omniqual run`)"
+    ctx = _Context(results, labels, evidence.links(), fill)
     counts = Counter(r.outcome for r in results)
     closed, open_ = _gate_status(results, evidence.matrix)
-
-    def evidence_of(section: str) -> tuple[Block, ...]:
-        return _gate_evidence(_section_results(results, section), labels)
-
     sections = [
-        _contract(results, labels),
+        _contract(ctx),
         Section(2, "Scoped feature compatibility matrix (four states only)", includes_matrix=True),
-        _implementation(evidence.matrix, results, labels),
-        _reproduction(evidence.runs, results, labels),
-        Section(
-            5,
-            "Fixed accuracy inputs and artifacts",
-            non_empty(
-                artifact_table(results),
-                *parity_blocks(_section_results(results, "accuracy"), labels),
-                *evidence_of("accuracy"),
-            ),
-        ),
-        Section(
-            6,
-            "Performance (raw)",
-            non_empty(
-                *sweep_blocks(_section_results(results, "performance"), labels),
-                *evidence_of("performance"),
-            ),
-        ),
-        Section(7, "Output contract and stage accounting", evidence_of("output")),
-        Section(8, "Abort / disconnect / fault results", evidence_of("fault")),
-        Section(
-            9,
-            "CI tracks (files and owners)",
-            empty_note=f"{NO_EVIDENCE}: run records carry no CI track files or owners",
-        ),
+        _implementation(evidence.matrix, ctx),
+        _reproduction(evidence, ctx),
+        Section(5, "Fixed accuracy inputs and artifacts",
+                non_empty(artifact_table(results, ctx.links), *_accuracy_figures(ctx),
+                          *ctx.evidence("accuracy")),
+                empty_note=fill["accuracy"]),
+        Section(6, "Raw performance runs and memory traces",
+                non_empty(*_performance_figures(ctx), *ctx.evidence("performance")),
+                empty_note=fill["performance"]),
+        Section(7, "Output contract and stage accounting",
+                non_empty(*_output_figures(ctx), *ctx.evidence("output")),
+                empty_note=fill["output"]),
+        Section(8, "Abort / disconnect / fault results and cleanup",
+                non_empty(*_fault_figures(ctx), *ctx.evidence("fault")),
+                empty_note=fill["fault"]),
+        Section(9, "CI tracks (Function / Accuracy / Performance / Reliability)",
+                non_empty(ci_tracks_table(results, gates, labels)),
+                empty_note=fill["any"]),
         _limitations(matrix),
-    ]
-    other = evidence_of("other")
+    ]  # fmt: skip
+    other = ctx.evidence("other")
     if other:
         sections.append(
             Section(11, "Other gate evidence (check kinds outside the checklist)", other)
@@ -255,6 +291,10 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
         outcome_counts=tuple((o.value, counts.get(o, 0)) for o in GateOutcome),
         gates_closed=closed,
         gates_open=open_,
+        out_of_scope=len(everything) - len(results),
+        verdicts=verdict_table(results, labels, ctx.links),
+        coverage=coverage_map(evidence.matrix, matrix),
         matrix=matrix,
         sections=tuple(sections),
+        full_report=evidence.full_report,
     )

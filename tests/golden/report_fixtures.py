@@ -5,6 +5,7 @@ first, and every timestamp is fixed so renders are byte-stable.
 """
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from omniqual.domain.evidence import Artifact, CaseResult, ErrorInfo, Measurement
 from omniqual.domain.matrix import CompiledMatrix, CompiledRow, EvidenceRef
@@ -24,7 +25,7 @@ AXES = (
 BASE = {
     "model": "flux-dev",
     "task": "t2i",
-    "api_mode": "sync-images",
+    "api_mode": "images-generations",
     "execution": "serial/1",
     "shape": "1024x1024/28steps",
     "attention": "sdpa",
@@ -116,7 +117,7 @@ def matrix(compiled_at: datetime = T0) -> CompiledMatrix:
         ),
         _row(
             CellState.NOT_TESTED,
-            {"model": "wan2.2-t2v", "task": "t2v", "api_mode": "async-videos",
+            {"model": "wan2.2-t2v", "task": "t2v", "api_mode": "videos-async",
              "shape": "832x480/81f/4steps", "output": "mp4"},
             reasons=("load-poisson: latest result failed (p95 latency 41200.0 ms > 30000.0 ms)",),
             required_gates=("load-poisson",),
@@ -213,7 +214,7 @@ def results() -> tuple[GateResult, ...]:
         ),
         _result(
             6, "load-poisson", "load",
-            {"model": "wan2.2-t2v", "task": "t2v", "api_mode": "async-videos",
+            {"model": "wan2.2-t2v", "task": "t2v", "api_mode": "videos-async",
              "shape": "832x480/81f/4steps", "output": "mp4"},
             outcome=GateOutcome.FAILED,
             reasons=("p95 latency 41200.0 ms > 30000.0 ms",),
@@ -323,4 +324,49 @@ def run_evidence() -> RunEvidence:
         matrix=matrix(),
         runs=(run_summary(),),
         scope="t2i and t2v rows on 1x H200 141GB; Day-0 milestone",
+        # Relative paths: links are computed between them, never through this machine's paths.
+        artifact_dirs=(Path("evidence") / RUN / "artifacts",),
+        report_dir=Path("out"),
+        gate_kinds={"cache-parity": "candidate_parity", "load-poisson": "load"},
+        full_report="report.html",
+    )
+
+
+BIG_ROWS = 600
+
+
+def big_run_evidence() -> RunEvidence:
+    """A large synthetic matrix (600 rows over models, tasks and variants) with a contract
+    result of 60 cases on every row: far beyond one PR comment, to test the fit."""
+    variants = [("quantization", q) for q in ("bf16", "fp8-online-dit", "int8")] + [
+        ("offload", o) for o in ("resident", "layerwise", "cpu-offload", "dlo-allgather")
+    ]
+    rows: list[CompiledRow] = []
+    results: list[GateResult] = []
+    states = tuple(CellState)
+    for i in range(BIG_ROWS):
+        axis, value = variants[i % len(variants)]
+        changes = {"model": f"model-{i // 28:02d}", "task": ("t2i", "t2v")[i // 14 % 2],
+                   "api_mode": ("images-generations", "videos-async")[i // 14 % 2],
+                   axis: value, "shape": f"{512 + 16 * (i % 2)}x512/{i % 14}steps"}  # fmt: skip
+        state = states[i % 4]
+        rows.append(_row(state, changes, required_gates=("api-contract",),
+                         reasons=() if state is CellState.VALIDATED else (f"reason {i}",)))  # fmt: skip
+        cases = tuple(
+            CaseResult(id=f"c{c}", endpoint="/v1/images/generations", field=f"f{c % 12}",
+                       sent=str(c), expected_status="400", observed_status="400",
+                       outcome=GateOutcome.PASSED)
+            for c in range(60)
+        )  # fmt: skip
+        results.append(_result(i, "api-contract", "api_contract", changes,
+                               outcome=GateOutcome.PASSED, cases=cases,
+                               result_id=f"big-{i:04d}"))  # fmt: skip
+    big = matrix().model_copy(update={"rows": tuple(rows), "name": "big"})
+    return RunEvidence(
+        title="A large matrix",
+        matrix=big,
+        results=tuple(results),
+        artifact_dirs=(Path("evidence") / RUN / "artifacts",),
+        report_dir=Path("out"),
+        full_report="report.html",
     )

@@ -67,6 +67,8 @@ CASES: dict[str, Callable[[], str]] = {
     "run.md": lambda: render_run_report(fx.run_evidence(), "md"),
     "run.html": lambda: render_run_report(fx.run_evidence(), "html"),
     "run.json": lambda: render_run_report(fx.run_evidence(), "json"),
+    "run.step-summary.md": lambda: render_run_report(fx.run_evidence(), "step-summary"),
+    "run.big-comment.md": lambda: render_run_report(fx.big_run_evidence(), "md"),
     "diff.md": lambda: render_diff(diff_matrices(fx.matrix(), _later_matrix()), "md"),
     "diff.json": lambda: render_diff(diff_matrices(fx.matrix(), _later_matrix()), "json"),
 }
@@ -88,6 +90,17 @@ def test_render_matches_golden_file(name: str) -> None:
 
 def test_rendering_is_deterministic() -> None:
     assert all(CASES[name]() == CASES[name]() for name in CASES)
+
+
+def test_large_matrix_fits_a_pr_comment_and_says_what_was_folded() -> None:
+    text = (GOLDEN / "run.big-comment.md").read_text(encoding="utf-8")
+    full = render_run_report(fx.big_run_evidence(), "md-full")
+    assert len(full) > 65_536  # the fixture is really too big for one comment
+    assert len(text) <= 65_536
+    assert "Trimmed to fit a PR comment" in text
+    assert "the full report is report.html" in text
+    assert f"20 of {fx.BIG_ROWS} rows shown; the full table is in report.html" in text
+    assert "<details>" in text
 
 
 def test_golden_matrix_json_round_trips() -> None:

@@ -1,0 +1,157 @@
+"""The PR evidence checklist's routing: which check kind fills which section, which CI track a
+section belongs to, the per-gate verdicts, and what an empty section says (the gate that would
+fill it, on which rows)."""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from omniqual.domain.matrix import CompiledMatrix
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.result import GateResult
+from omniqual.report.blocks import NO_EVIDENCE, Table
+from omniqual.report.evidence_blocks import RowLabels, row_label
+from omniqual.report.links import EvidenceLinks
+from omniqual.report.redact import safe_text
+
+SECTION_BY_KIND: Mapping[str, str] = {
+    # Built-in check kinds (omniqual.checks.registry.BUILTIN).
+    "api_contract": "contract",
+    "fails_fast": "contract",
+    "strict_load": "accuracy",
+    "soak": "performance",
+    "abort": "fault",
+    "candidate_parity": "accuracy",
+    "reference_parity": "accuracy",
+    "offload_sweep": "performance",
+    # Kinds the architecture plans; listed so their results land in the right section.
+    "parity": "accuracy",
+    "fp8_parity": "accuracy",
+    "quality": "accuracy",
+    "load": "performance",
+    "benchmark": "performance",
+    "output_contract": "output",
+    "stage_accounting": "output",
+    "transport": "output",
+    "abort_fault": "fault",
+    "fault_injection": "fault",
+}
+"""Check kind → checklist section; extend it when a new check kind is added."""
+
+TRACK_BY_SECTION: Mapping[str, str] = {
+    "contract": "function",
+    "output": "function",
+    "accuracy": "accuracy",
+    "performance": "performance",
+    "fault": "reliability",
+}
+"""The seed's four CI tracks (Function/Accuracy/Performance/Reliability) by checklist section."""
+TRACKS = ("function", "accuracy", "performance", "reliability")
+
+
+def section_results(results: Iterable[GateResult], section: str) -> tuple[GateResult, ...]:
+    return tuple(r for r in results if SECTION_BY_KIND.get(r.gate_kind, "other") == section)
+
+
+def latest_results(results: Iterable[GateResult]) -> tuple[GateResult, ...]:
+    """The latest result per (gate, row), in gate then row order."""
+    latest: dict[tuple[str, str], GateResult] = {}
+    for r in results:
+        held = latest.get((r.gate_id, r.row))
+        if held is None or (r.finished_at, r.result_id) >= (held.finished_at, held.result_id):
+            latest[(r.gate_id, r.row)] = r
+    return tuple(latest[k] for k in sorted(latest))
+
+
+def verdict_table(results: Iterable[GateResult], labels: RowLabels, links: EvidenceLinks) -> Table:
+    """Per gate and row, the latest verdict with its reasons (the gates a PR closes or not)."""
+    order = {key: i for i, key in enumerate(labels)}
+    latest = sorted(latest_results(results), key=lambda r: (r.gate_id, order.get(r.row, -1)))
+    rows = tuple(
+        (r.gate_id, row_label(labels, r.row), r.outcome.value,
+         "; ".join(safe_text(x) for x in r.reasons) or
+         (f"{r.error.type}: {safe_text(r.error.message)}" if r.error else "—"),
+         f"{r.run_id}/{r.result_id}")
+        for r in latest
+    )  # fmt: skip
+    hrefs = tuple(links.result(r.run_id, r.result_id) for r in latest)
+    headers = ("Gate", "Row", "Verdict", "Reasons", "Result")
+    return Table("Per-gate verdicts (latest result per gate and row)", headers, rows, links=hrefs)
+
+
+@dataclass(frozen=True, slots=True)
+class GateDirectory:
+    """What the report knows of the gates: each gate's check kind and the rows requiring it."""
+
+    kinds: Mapping[str, str]
+    rows_by_gate: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def of(
+        cls, matrix: CompiledMatrix, results: Iterable[GateResult], kinds: Mapping[str, str]
+    ) -> "GateDirectory":
+        known = dict(kinds)
+        for r in results:
+            known.setdefault(r.gate_id, r.gate_kind)
+        rows: dict[str, list[str]] = {}
+        for row in matrix.rows:
+            for gate in row.required_gates:
+                rows.setdefault(gate, []).append(row.key)
+        return cls(known, {g: tuple(keys) for g, keys in rows.items()})
+
+
+def fill_note(section: str, gates: GateDirectory, labels: RowLabels) -> str:
+    """``No evidence: run gate `soak` on rows #3, #5`` (or the check kinds, when no gate of the
+    matrix fills the section)."""
+    kinds = sorted(k for k, s in SECTION_BY_KIND.items() if s == section)
+    wanted = sorted(g for g, k in gates.kinds.items() if k in kinds)
+    parts = []
+    for gate in wanted:
+        rows = [row_label(labels, key) for key in gates.rows_by_gate.get(gate, ())]
+        where = f" on rows {', '.join(rows)}" if rows else " (no row of this matrix requires it)"
+        parts.append(f"gate `{gate}`{where}")
+    if parts:
+        return f"{NO_EVIDENCE}: run {'; '.join(parts)}"
+    return (
+        f"{NO_EVIDENCE}: no gate of this matrix fills this section; add a gate of kind "
+        + " or ".join(f"`{k}`" for k in kinds)
+        + " to the rows' `requires` and run it"
+    )
+
+
+def _track(kind: str) -> str:
+    return TRACK_BY_SECTION.get(SECTION_BY_KIND.get(kind, ""), "")
+
+
+def ci_tracks_table(
+    results: Iterable[GateResult], gates: GateDirectory, labels: RowLabels
+) -> Table:
+    """Per CI track, the gates of this report in it and their latest verdicts."""
+    latest = latest_results(results)
+    rows = []
+    for track in TRACKS:
+        names = sorted(g for g, k in gates.kinds.items() if _track(k) == track)
+        if not names:
+            continue
+        verdicts = [r for r in latest if r.gate_id in names]
+        passed = sum(r.outcome is GateOutcome.PASSED for r in verdicts)
+        open_ = [f"{r.gate_id} {row_label(labels, r.row)}: {r.outcome.value}"
+                 for r in verdicts if r.outcome is not GateOutcome.PASSED]  # fmt: skip
+        unrun = sorted(
+            f"{g} {row_label(labels, key)}"
+            for g in names for key in gates.rows_by_gate.get(g, ())
+            if not any(r.gate_id == g and r.row == key for r in verdicts)
+        )  # fmt: skip
+        rows.append((
+            track, ", ".join(names), f"{passed} of {len(verdicts)}",
+            "; ".join(open_) or "none", "; ".join(unrun) or "none",
+        ))  # fmt: skip
+    unassigned = sorted(set(gates.rows_by_gate) - {g for g, k in gates.kinds.items() if _track(k)})
+    if unassigned:
+        rows.append((
+            "unassigned", ", ".join(unassigned), "—",
+            "check kind unknown (no result and no gate spec given) or outside the checklist",
+            "; ".join(f"{g} {row_label(labels, k)}" for g in unassigned
+                      for k in gates.rows_by_gate[g]),
+        ))  # fmt: skip
+    headers = ("Track", "Gates", "Latest verdicts passed", "Not passed", "Required, never run")
+    return Table("CI tracks of the gates in this report", headers, tuple(rows))

@@ -1,0 +1,135 @@
+"""Fit the Markdown report into a GitHub PR comment (at most 65,536 characters).
+
+The report is rendered in full first; while it is too long, the next of a fixed ladder of
+degradations is applied to the view and it is rendered again. Every step is deterministic and
+says what it did (``RunReportView.trimmed``), with where the full report is: a reviewer is never
+left thinking a cut table was complete. The last resort cuts the text at a line boundary.
+"""
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from omniqual.report.blocks import Block, Bullets, Gallery, Section, Table
+from omniqual.report.recipe_block import RECIPE_PREFIX
+from omniqual.report.run_views import RunReportView
+
+COMMENT_LIMIT = 65_536
+"""GitHub's maximum body of an issue or PR comment, in characters."""
+STEP_SUMMARY_LIMIT = 1_048_576
+"""GitHub's maximum size of one step's ``$GITHUB_STEP_SUMMARY`` (1 MiB)."""
+
+Render = Callable[[RunReportView], str]
+
+
+def _cut(block: Block, keep: int, where: str) -> Block:
+    if isinstance(block, Table) and len(block.rows) > keep:
+        note = f"{keep} of {len(block.rows)} rows shown; the full table is in {where}"
+        return dataclasses.replace(block, rows=block.rows[:keep], links=block.links[:keep],
+                                   note=note)  # fmt: skip
+    if isinstance(block, Gallery) and len(block.rows) > keep:
+        return dataclasses.replace(block, rows=block.rows[:keep])
+    if isinstance(block, Bullets) and len(block.items) > keep:
+        more = f"… {len(block.items) - keep} more in {where}"
+        return Bullets(block.title, (*block.items[:keep], more))
+    return block
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """How much of the report one rung of the ladder keeps (None: everything)."""
+
+    table_rows: int | None = None
+    matrix_table: bool = True
+    recipes: int | None = None
+    coverage_lines: int | None = None
+    contents: bool = True
+
+
+LADDER = (
+    Level(table_rows=50),
+    Level(table_rows=50, matrix_table=False),
+    Level(table_rows=20, matrix_table=False, recipes=20),
+    Level(table_rows=8, matrix_table=False, recipes=5),
+    Level(table_rows=8, matrix_table=False, recipes=5, coverage_lines=60),
+    Level(table_rows=3, matrix_table=False, recipes=1, coverage_lines=20),
+    Level(table_rows=3, matrix_table=False, recipes=0, coverage_lines=20, contents=False),
+)
+"""Mildest first: most reports lose only the tail of their longest tables. Each rung is applied
+to the full view, so a note always counts against the full table."""
+
+
+def _recipe_label(block: Block) -> str | None:
+    if not block.title.startswith(RECIPE_PREFIX):
+        return None
+    return block.title[len(RECIPE_PREFIX) :].split(":", 1)[0]
+
+
+def _keep_recipes(blocks: tuple[Block, ...], keep: int, seen: list[str]) -> tuple[Block, ...]:
+    kept = []
+    for b in blocks:
+        label = _recipe_label(b)
+        if label is not None:
+            if label not in seen:
+                seen.append(label)
+            if seen.index(label) >= keep:
+                continue
+        kept.append(b)
+    return tuple(kept)
+
+
+def _section(s: Section, level: Level, where: str, seen: list[str]) -> Section:
+    if not level.contents:
+        note = s.empty_note if s.empty else f"content left out to fit; see {where}"
+        return dataclasses.replace(s, blocks=(), empty_note=note)
+    blocks = s.blocks
+    if level.recipes is not None:
+        blocks = _keep_recipes(blocks, level.recipes, seen)
+    if level.table_rows is not None:
+        blocks = tuple(_cut(b, level.table_rows, where) for b in blocks)
+    return dataclasses.replace(s, blocks=blocks)
+
+
+def degrade(view: RunReportView, level: Level, where: str) -> RunReportView:
+    """``view`` cut to ``level``, with ``trimmed`` saying what went and where it is."""
+    seen: list[str] = []
+    sections = tuple(_section(s, level, where, seen) for s in view.sections)
+    notes = []
+    verdicts = view.verdicts
+    if level.table_rows is not None:
+        notes.append(f"tables cut to their first {level.table_rows} rows (full tables: {where})")
+        cut = _cut(view.verdicts, max(level.table_rows, 20), where)
+        assert isinstance(cut, Table)
+        verdicts = cut
+    if not level.matrix_table:
+        notes.append(f"the matrix table left out; the coverage map shows every row ({where})")
+    if level.recipes is not None:
+        dropped = max(len(seen) - level.recipes, 0)
+        notes.append(f"hardware recipes kept for {min(level.recipes, len(seen))} of {len(seen)} "
+                     f"rows ({dropped} more in {where})")  # fmt: skip
+    coverage = view.coverage
+    if level.coverage_lines is not None and len(coverage.lines) > level.coverage_lines:
+        notes.append(f"coverage map cut to its first {level.coverage_lines} of "
+                     f"{len(coverage.lines)} lines ({where})")  # fmt: skip
+        coverage = dataclasses.replace(coverage, lines=coverage.lines[: level.coverage_lines])
+    if not level.contents:
+        notes.append(f"section contents left out ({where})")
+    return dataclasses.replace(
+        view, sections=sections, verdicts=verdicts, coverage=coverage,
+        matrix_table=level.matrix_table, trimmed=tuple(notes),
+    )  # fmt: skip
+
+
+def fit(view: RunReportView, render: Render, limit: int = COMMENT_LIMIT) -> str:
+    """``render(view)``, degraded step by step until it is at most ``limit`` characters."""
+    where = view.full_report or "the HTML report and the CSV export"
+    text = render(view)
+    for level in LADDER:
+        if len(text) <= limit:
+            return text
+        text = render(degrade(view, level, where))
+    if len(text) <= limit:
+        return text
+    tail = f"\n\n> [!WARNING]\n> Cut at {limit} characters; the full report is {where}.\n"
+    cut = text[: limit - len(tail)]
+    return cut[: cut.rfind("\n")] + tail

@@ -1,0 +1,137 @@
+"""The hardware recipe block per row: how the row was served, how to send it a request, and the
+host it ran on (the seed's hardware-recipe contract: identity, software, commands, deployment).
+
+* The serve command exactly as launched (``Provenance.serve_argv``, secrets and prompts masked)
+  and the deploy config: the config files the command names, the normalized config's hash, and
+  the row's deployment axes.
+* One ``curl`` per task the row serves (``curl``), with a placeholder prompt.
+* The target host: GPU SKU, driver, CUDA/ROCm and interconnect from the run's fingerprint when
+  the target was launched on the harness host; for a URL target those are not knowable here.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from omniqual.domain.matrix import CompiledRow
+from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE
+from omniqual.domain.result import GateResult
+from omniqual.domain.run import EnvironmentFingerprint
+from omniqual.report.blocks import Block, Code, KeyValues
+from omniqual.report.curl import base_url, task_curl
+from omniqual.report.links import EvidenceLinks
+from omniqual.report.redact import safe_command, safe_text
+
+RECIPE_PREFIX = "Recipe "
+"""Every block of a row's recipe is titled ``Recipe #n…`` (a PR comment may keep only some)."""
+GIB = 1024**3
+UNKNOWN = "unknown (not recorded)"
+NOT_KNOWABLE = "not knowable on this host (the target was given by URL)"
+CONFIG_FLAGS = ("--deploy-config", "--stage-configs-path", "--strategy-config")
+DEPLOY_AXES = (
+    "execution", "attention_backend", "packed_layout", "cache_policy", "quantization", "offload",
+    "topology", "dtype", "output_transport",
+)  # fmt: skip
+
+
+def _config_files(argv: Sequence[str]) -> list[str]:
+    found = []
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if name in CONFIG_FLAGS:
+            given = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+            found.append(f"{name} {safe_text(given)}")
+    return found
+
+
+def _accelerator_stack(env: EnvironmentFingerprint) -> str:
+    """CUDA/ROCm as the installed torch build says it (``2.5.1+cu124``, ``+rocm6.2``, ``+cpu``)."""
+    torch = env.packages.get("torch", "")
+    build = torch.partition("+")[2]
+    if build.startswith("cu") and build[2:].isdigit():
+        digits = build[2:]
+        return f"CUDA {digits[:-1]}.{digits[-1]} (torch {torch})"
+    if build.startswith("rocm"):
+        return f"ROCm {build[4:]} (torch {torch})"
+    if build == "cpu":
+        return f"none: CPU build of torch ({torch})"
+    for name in ("nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu11", "rocm"):
+        if name in env.packages:
+            return f"{name} {env.packages[name]}"
+    return f"{UNKNOWN}" + (f" (torch {torch} names no build)" if torch else "")
+
+
+def host_items(
+    target_host: str | None, env: EnvironmentFingerprint | None
+) -> list[tuple[str, str]]:
+    """The target host's identity and software, as far as the records know them."""
+    if target_host == NOT_VISIBLE:
+        return [("host", NOT_KNOWABLE), ("gpu", NOT_KNOWABLE), ("driver", NOT_KNOWABLE),
+                ("cuda / rocm", NOT_KNOWABLE), ("interconnect", NOT_KNOWABLE)]  # fmt: skip
+    if env is None:
+        return [("host", UNKNOWN + ": no run fingerprint for this result")]
+    gpus = "; ".join(f"{g.name} {g.memory_total_bytes / GIB:.0f} GiB" for g in env.gpus)
+    drivers = sorted({g.driver for g in env.gpus if g.driver})
+    where = "the harness host" if target_host == HARNESS_HOST else "the harness host (assumed)"
+    return [
+        ("host", f"{where}: {env.machine}, {env.cpu_model} ({env.cpu_count} logical), "
+                 f"{env.memory_total_bytes / GIB:.0f} GiB, {env.os} {env.kernel}"),
+        ("gpu", f"{len(env.gpus)} x {gpus}" if env.gpus else "none (no GPU on this host)"),
+        ("driver", ", ".join(drivers) if drivers else
+         ("none" if not env.gpus else UNKNOWN)),
+        ("cuda / rocm", _accelerator_stack(env)),
+        ("interconnect", "none (one device or no GPU)" if len(env.gpus) <= 1 else
+         "not knowable from the fingerprint (it records no NVLink/xGMI topology)"),
+        ("python / vllm / vllm-omni", " / ".join(
+            [env.python, env.packages.get("vllm", "—"), env.packages.get("vllm-omni", "—")])),
+    ]  # fmt: skip
+
+
+def _latest_launch(results: Iterable[GateResult]) -> GateResult | None:
+    launched = [r for r in results if r.provenance.serve_argv]
+    return max(launched, key=lambda r: (r.finished_at, r.result_id)) if launched else None
+
+
+def recipe_blocks(
+    row: CompiledRow,
+    label: str,
+    results: Sequence[GateResult],
+    environments: Mapping[str, EnvironmentFingerprint],
+    links: EvidenceLinks,
+) -> tuple[Block, ...]:
+    """Serve command, deploy config, curls and host for one row (from its latest launch)."""
+    launch = _latest_launch(results)
+    any_result = launch or (max(results, key=lambda r: r.finished_at) if results else None)
+    argv = launch.provenance.serve_argv if launch else ()
+    target = any_result.target if any_result else ""
+    prov = any_result.provenance if any_result else None
+    model = (prov.model if prov and prov.model else "") or row.axes.get("model", "")
+    files = _config_files(argv)
+    deploy = [
+        ("serve command", "below, exactly as launched" if argv else
+         "not recorded: no result on this row launched the server (a URL target, or no run)"),
+        ("config files", "; ".join(files) if files else "none: the command carries every setting"),
+        ("normalized serve config sha256",
+         (prov.serve_config_sha256 or UNKNOWN) if prov else UNKNOWN),
+        ("deployment axes", "; ".join(f"{a}={row.axes[a]}" for a in DEPLOY_AXES if a in row.axes)),
+        ("vllm-omni", (prov.vllm_omni_version or UNKNOWN) + (
+            f" @ {prov.vllm_omni_commit}" if prov and prov.vllm_omni_commit else "")
+         if prov else UNKNOWN),
+        ("from result", links.result(any_result.run_id, any_result.result_id) or
+         f"{any_result.run_id}/{any_result.result_id}" if any_result else "none"),
+    ]  # fmt: skip
+    env = environments.get(any_result.run_id) if any_result else None
+    host = host_items(prov.target_host if prov else None, env)
+    api_mode = row.axes.get("api_mode", "")
+    task = row.axes.get("task", "?")
+    curl = task_curl(api_mode, task, safe_text(model), base_url(argv, target))
+    request = (
+        f"below: {task} via {api_mode}, placeholder prompt"
+        if curl is not None
+        else f"no curl: api_mode {safe_text(api_mode)!r} has no HTTP request omniqual knows"
+    )
+    items = (*deploy, ("request", request), *((f"host: {k}", v) for k, v in host))
+    blocks: list[Block] = [KeyValues(f"{RECIPE_PREFIX}{label}", items)]
+    if argv:
+        blocks.append(Code(f"{RECIPE_PREFIX}{label}: serve command", safe_command(argv)))
+    if curl is not None:
+        blocks.append(Code(f"{RECIPE_PREFIX}{label}: request ({task} via {api_mode})", curl))
+    return tuple(blocks)
