@@ -49,6 +49,14 @@ class PhaseSpec(_Block):
     factor: float = Field(gt=0, description="Offered rate as a multiple of the saturation rate.")
     requests: int = Field(gt=0, description="Planned requests (injections included).")
     max_duration_s: float | None = Field(default=None, gt=0)
+    end_when_sufficient: bool = Field(
+        default=False,
+        description="End the phase once every claimed percentile is certifiable whatever the "
+        "requests in flight turn out to be, the policy's minimum request count is met and "
+        "min_duration_s has passed; ``requests`` is then the cap (insufficient at the cap: "
+        "invalid, as before).",
+    )
+    min_duration_s: float = Field(default=0.0, ge=0, description="Never ended before this.")
     claimed_percentiles: tuple[float, ...] = (50.0, 90.0)
     slo_percentile: float | None = Field(default=90.0, gt=0, lt=100)
     slo_bound_s: float | None = Field(default=None, gt=0)

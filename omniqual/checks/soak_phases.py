@@ -1,14 +1,15 @@
 """Driving the soak: warmup and solo calibration per shape, the saturation search, and open-loop
 phases whose mix carries a small share of injected disconnects / job cancellations."""
 
+import asyncio
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from omniqual.checks.load_binding import EntryBinding, Injection, OmniSend
-from omniqual.checks.soak_params import PhaseSpec, ShapeSpec, SoakParams
-from omniqual.loadgen.issuer import IssuerSettings, issue
+from omniqual.checks.soak_params import PhaseSpec, ShapeSpec, SoakParams, Validity
+from omniqual.loadgen.issuer import IssuerSettings, Send, issue
 from omniqual.loadgen.records import LoadRun, OutcomeStatus, SendOutcome
 from omniqual.loadgen.saturation import (
     SaturationResult,
@@ -17,6 +18,7 @@ from omniqual.loadgen.saturation import (
     find_saturation,
 )
 from omniqual.loadgen.schedule import Schedule, constant_schedule, gamma_schedule, poisson_schedule
+from omniqual.loadgen.sufficiency import required_samples
 from omniqual.loadgen.workload import (
     EndpointKind,
     MixEntry,
@@ -60,9 +62,7 @@ async def timed(send: OmniSend, planned: PlannedRequest) -> tuple[SendOutcome, f
     return outcome, time.perf_counter() - started
 
 
-async def calibrate(
-    send: OmniSend, params: SoakParams, endpoint: EndpointKind
-) -> Calibration:
+async def calibrate(send: OmniSend, params: SoakParams, endpoint: EndpointKind) -> Calibration:
     solo: dict[str, float] = {}
     failures: list[str] = []
     for shape in params.shapes:
@@ -128,14 +128,99 @@ def schedule_for(params: SoakParams, rate: float, count: int, seed: int,
     return poisson_schedule(rate, seed=seed, duration_s=max_duration_s, count=count)
 
 
+class PhaseSufficiency:
+    """When a phase may end before its planned requests: every percentile it claims is
+    certifiable at the policy's confidence even if every request still in flight turns out over
+    the bound (or failed), at least ``min_phase_requests`` measured requests have completed and
+    ``min_duration_s`` has passed. The SLO percentile counts the overs seen so far (latency from
+    schedule, as the judge measures it; errors and timeouts count as overs); a claimed
+    percentile without a bound needs its plain sample count. Injected requests are not samples.
+    The judge afterwards sees the whole run, exactly as for a phase that ran out."""
+
+    def __init__(self, spec: PhaseSpec, validity: Validity, bound_s: float | None,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+        self.spec, self.validity, self.bound_s, self.clock = spec, validity, bound_s, clock
+        self.started = clock()
+        self.t0 = self.started
+        """The schedule's zero on ``clock`` (set by the caller just before issuing)."""
+        self.samples = 0  # completed measured requests that answered OK
+        self.overs = 0  # of those over the SLO bound, plus measured failures
+        self.completed = 0  # measured requests with any terminal outcome
+        self.in_flight = 0  # measured requests sent and not yet answered
+
+    def sent(self, planned: PlannedRequest) -> None:
+        if not is_injected(planned.entry):
+            self.in_flight += 1
+
+    def answered(self, planned: PlannedRequest, outcome: SendOutcome, latency_s: float) -> None:
+        if is_injected(planned.entry):
+            return
+        self.in_flight -= 1
+        self.completed += 1
+        if outcome.status is OutcomeStatus.OK:
+            self.samples += 1
+            if self.bound_s is not None and latency_s > self.bound_s:
+                self.overs += 1
+        elif outcome.status in (OutcomeStatus.ERROR, OutcomeStatus.TIMEOUT):
+            self.overs += 1
+
+    def sufficient(self) -> bool:
+        spec, validity = self.spec, self.validity
+        if self.completed < validity.min_phase_requests:
+            return False
+        if self.clock() - self.started < spec.min_duration_s:
+            return False
+        pending = self.in_flight
+        for percentile in spec.claimed_percentiles:
+            slo = percentile == spec.slo_percentile and self.bound_s is not None
+            overs = (self.overs if slo else 0) + pending
+            need = required_samples(percentile, confidence=validity.confidence, overlatency=overs)
+            # In-flight requests count as samples only in the worst case they are overs.
+            if self.samples + pending < need or self.samples < required_samples(
+                percentile, confidence=validity.confidence
+            ):
+                return False
+        return True
+
+    def watching(self, send: Send) -> Send:
+        """``send`` that keeps this tally (cancellation-safe: a cancelled send leaves none)."""
+
+        async def watched(planned: PlannedRequest, /) -> SendOutcome:
+            self.sent(planned)
+            try:
+                outcome = await send(planned)
+            except BaseException:
+                if not is_injected(planned.entry):
+                    self.in_flight -= 1
+                raise
+            self.answered(planned, outcome, self.clock() - (self.t0 + planned.offset_s))
+            return outcome
+
+        return watched
+
+
 async def run_load(
-    send: OmniSend, params: SoakParams, endpoint: EndpointKind, *, rate: float, count: int,
+    send: Send, params: SoakParams, endpoint: EndpointKind, *, rate: float, count: int,
     seed: int, injected: bool, max_duration_s: float | None = None,
+    phase: PhaseSpec | None = None, calibration: Calibration | None = None,
 ) -> LoadRun:  # fmt: skip
+    """One open-loop run of ``count`` requests. A ``phase`` that asks to end when sufficient
+    (with the ``calibration`` its SLO bound scales from) may end before ``count``: the run then
+    covers the issued prefix of its schedule."""
     schedule = schedule_for(params, rate, count, seed, max_duration_s)
     plan = plan_requests(workload(params, endpoint, seed, injected=injected), schedule)
     deadline = schedule.window_s + params.drain_grace_s
-    return await issue(plan, schedule, send, IssuerSettings(deadline_s=deadline))
+    sufficiency = None
+    if phase is not None and calibration is not None and phase.end_when_sufficient:
+        bound = phase_bound_s(phase, calibration)
+        clock = asyncio.get_running_loop().time  # the issuer's clock
+        sufficiency = PhaseSufficiency(phase, params.validity, bound, clock)
+    if sufficiency is None:
+        return await issue(plan, schedule, send, IssuerSettings(deadline_s=deadline))
+    settings = IssuerSettings(deadline_s=deadline, stop_when=sufficiency.sufficient)
+    # The issuer's zero is a hair later than this: latencies counted here are never shorter.
+    sufficiency.t0 = sufficiency.clock() + settings.start_delay_s
+    return await issue(plan, schedule, sufficiency.watching(send), settings)
 
 
 async def search_saturation(

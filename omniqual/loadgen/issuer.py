@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
@@ -51,6 +52,10 @@ class IssuerSettings:
     deadline_s: float | None = None  # hard stop, seconds after the run start
     lookahead_s: float = 0.05  # how early a request's task is created before its slot
     start_delay_s: float = 0.02  # run start = now + this, so the first slots are not late
+    stop_when: Callable[[], bool] | None = None
+    """Asked before each issue: once it holds, nothing more is issued, what is in flight
+    completes, and the run covers the issued prefix of the plan (its window ends at the last
+    issued slot), e.g. a phase that already holds enough samples."""
 
     def __post_init__(self) -> None:
         if self.in_flight_cap is not None and self.in_flight_cap < 1:
@@ -87,6 +92,7 @@ class _Run:
         self.in_flight = 0
         self.max_in_flight = 0
         self.t0 = 0.0
+        self.cut: int | None = None  # how many were issued when ``stop_when`` held
 
     async def one(self, planned: PlannedRequest) -> None:
         loop, t0 = self.loop, self.t0
@@ -158,6 +164,9 @@ class _Run:
             delay = self.t0 + planned.offset_s - settings.lookahead_s - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
+            if settings.stop_when is not None and planned.index > 0 and settings.stop_when():
+                self.cut = planned.index
+                return
             task = loop.create_task(self.one(planned))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
@@ -205,6 +214,9 @@ async def issue(
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
     end = loop.time() - run.t0
+    if run.cut is not None:
+        plan, schedule = _issued_prefix(plan, schedule, run.cut)
+        run.records = run.records[: run.cut]
     records = tuple(
         record
         if record is not None
@@ -228,6 +240,17 @@ async def issue(
     return LoadRun(
         requested, _effective(records, schedule, end, run.max_in_flight), records, started_at_unix
     )
+
+
+def _issued_prefix(
+    plan: Sequence[PlannedRequest], schedule: Schedule, cut: int
+) -> tuple[Sequence[PlannedRequest], Schedule]:
+    """The plan and schedule a run stopped after ``cut`` issues covered."""
+    offsets = schedule.offsets_s[:cut]
+    window = offsets[-1] if schedule.duration_s is None else min(schedule.window_s, offsets[-1])
+    hints = schedule.trace_hints[:cut]
+    return plan[:cut], dataclasses.replace(schedule, offsets_s=offsets, window_s=window,
+                                           trace_hints=hints)  # fmt: skip
 
 
 def _effective(
