@@ -20,6 +20,7 @@ from dataclasses import asdict
 from typing import ClassVar, Literal
 
 from omniqual.checks.abort.cases import AbortDriver, CallFactory, Case
+from omniqual.checks.abort.cleanup_record import abort_cleanup
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.abort.work import WorkBaseline, WorkMeter, boundary_of
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
@@ -248,7 +249,9 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
         ctx.progress("abort: cases", 0.2)
         cases = await _cases(driver, params)
         ctx.progress("abort: settle", 0.9)
+        settle_started = time.monotonic()
         after = await _settle(watch, baseline, params)
+        settle_s = time.monotonic() - settle_started
     for case in cases:
         failures += case.failures
         invalid += case.invalid
@@ -284,6 +287,12 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
                     "after": asdict(after), "known_good_after": what,
                     "cases": [c.result().model_dump(mode="json") for c in cases],
                     "failures": failures, "invalid": invalid})  # fmt: skip
+    # Recorded for the report (figures and plot); the verdict above does not read it.
+    cleanup = abort_cleanup(
+        boundary=driver.boundary.value, signals=signals, base=driver.work_base,
+        work_log=driver.work_log, source=watch.source, baseline=baseline, after=after,
+        settle_s=settle_s, params=params,
+    ).model_dump(mode="json")
     put = ctx.artifacts.put_artifact
     artifacts = (
         put(points_jsonl(watch.points), media_type="application/x-ndjson", role="raw-series",
@@ -295,7 +304,8 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
         verdict(failures, invalid=invalid), tuple(failures + invalid), tuple(measurements),
         artifacts, tuple(c.result() for c in cases),
         requested={"points": dict(params.points), "shape": params.shape.model_dump()},
-        effective={"steps": summary.get("steps"), "solo_s": driver.solo_s},  # type: ignore[dict-item]
+        effective={"steps": summary.get("steps"), "solo_s": driver.solo_s,  # type: ignore[dict-item]
+                   "abort_cleanup": cleanup},
         limitations=tuple(limitations),
     )
 
