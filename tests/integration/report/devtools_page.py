@@ -101,10 +101,12 @@ class DevToolsPipe:
         for event in self.events:
             if _matches(event, method, match):
                 return event
-        while True:
+        deadline = time.monotonic() + TIMEOUT_S
+        while time.monotonic() < deadline:
             message = self.receive()
             if _matches(message, method, match):
                 return message
+        raise TimeoutError(f"no {method} {match} within {TIMEOUT_S:.0f} s")
 
     def receive(self) -> dict[str, Any]:
         deadline = time.monotonic() + TIMEOUT_S
