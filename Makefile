@@ -46,6 +46,7 @@ test: lint browser
 
 bench: setup
 	$(PY) tests/bench/bench_loadgen.py
+	$(PY) tests/bench/bench_peer.py
 	$(PY) tests/bench/bench_compile.py
 
 clean:

@@ -57,7 +57,8 @@ class _Counting:
                 self.report(self.label, self.done, self.total)
 
 
-def _meta(spec: WorkloadSpec, model: str) -> dict[str, str]:
+def describe(spec: WorkloadSpec, model: str) -> dict[str, str]:
+    """endpoint, model, dataset and task as vLLM-Omni's result names them."""
     from omniqual.checks.load_binding import PATH_OF
 
     endpoints = dict.fromkeys(PATH_OF[e.endpoint] for e in spec.entries)
@@ -66,7 +67,9 @@ def _meta(spec: WorkloadSpec, model: str) -> dict[str, str]:
             "task": ",".join(tasks)}  # fmt: skip
 
 
-class _Bench:
+class BenchSession:
+    """The phases of one run over one ``Send``; ``phases`` collects their results."""
+
     def __init__(self, options: BenchOptions, spec: WorkloadSpec, send: Send,
                  meta: dict[str, str], progress: Progress) -> None:  # fmt: skip
         self.options, self.spec, self.send, self.meta = options, spec, send, meta
@@ -143,7 +146,7 @@ async def run_bench(options: BenchOptions, progress: Progress = _quiet) -> Bench
         bench_target(options.target) as target,
         AiohttpSend(target.url, timeout_s=options.request_timeout_s) as send,
     ):
-        bench = _Bench(options, spec, send, _meta(spec, target.model), progress)
+        bench = BenchSession(options, spec, send, describe(spec, target.model), progress)
         solo = await bench.warm_up()
         sweep = None
         if options.sweep:

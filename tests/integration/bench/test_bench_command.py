@@ -1,0 +1,60 @@
+"""``omniqual bench`` end to end: a real process against an instant local HTTP server process,
+two short constant-rate phases, the result JSON read back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+SERVER = Path(__file__).resolve().parents[2] / "bench" / "instant_server.py"
+MIX = (
+    "name: it-mix\nseed: 5\nentries:\n  - {name: img, task: t2i, endpoint: image, weight: 1,"
+    " shape: {width: 64, height: 64, steps: 2}}\n"
+)
+
+
+@pytest.fixture
+def instant_url() -> Iterator[str]:
+    server = subprocess.Popen([sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        yield f"http://127.0.0.1:{int(server.stdout.readline())}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_bench_writes_the_result_json(tmp_path: Path, instant_url: str) -> None:
+    mix = tmp_path / "mix.yaml"
+    mix.write_text(MIX, encoding="utf-8")
+    result = tmp_path / "result.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "omniqual", "bench", "--target", instant_url, "--workload",
+         str(mix), "--rates", "20,300", "--profile", "constant", "--duration", "2",
+         "--seed", "11", "--max-issue-lag-ms", "1000", "-o", str(result)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    doc = json.loads(result.read_text(encoding="utf-8"))
+    assert doc["schema_version"] == 1 and doc["mode"] == "rates"
+    assert doc["transport"].startswith("aiohttp")
+    slow, fast = doc["phases"]
+    assert (slow["offered_rate"], fast["offered_rate"]) == (20.0, 300.0)
+    # constant arrivals at k/rate below 2 s: 39 and 599 requests, all answered.
+    assert (slow["completed_requests"], fast["completed_requests"]) == (39, 599)
+    assert slow["failed_requests"] == fast["failed_requests"] == 0
+    assert slow["latency_p99"] == "insufficient (n < 459)"
+    assert isinstance(slow["latency_p50"], float)
+    assert isinstance(fast["latency_p99"], float) and fast["latency_p99"] > 0
+    assert fast["throughput_qps"] > 0 and fast["duration"] > 0
+    assert slow["verdict"] == "INVALID" and doc["verdict"] == "INVALID"
+    assert any("p99 needs >= 459" in reason for reason in doc["reasons"])
+    assert done.returncode == 1, done.stderr  # an INVALID run is exit 1, with the JSON written
+    assert "insufficient (n < 459)" in done.stderr
+    assert "verdict: INVALID" in done.stderr
