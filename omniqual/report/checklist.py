@@ -9,7 +9,7 @@ from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.report.blocks import NO_EVIDENCE, Table
-from omniqual.report.evidence_blocks import RowLabels, row_label
+from omniqual.report.evidence_blocks import REASONS_LIMIT, RowLabels, row_label
 from omniqual.report.links import EvidenceLinks
 from omniqual.report.redact import safe_text
 
@@ -48,6 +48,14 @@ TRACK_BY_SECTION: Mapping[str, str] = {
 TRACKS = ("function", "accuracy", "performance", "reliability")
 
 
+def reasons_text(result: GateResult, limit: int = REASONS_LIMIT) -> str:
+    """The reasons (or the error) of a result, bounded: a contract result may list hundreds."""
+    if not result.reasons:
+        return f"{result.error.type}: {safe_text(result.error.message)}" if result.error else "—"
+    shown = safe_text("; ".join(result.reasons), limit=limit)
+    return shown if len(result.reasons) == 1 else f"{len(result.reasons)} reasons: {shown}"
+
+
 def section_results(results: Iterable[GateResult], section: str) -> tuple[GateResult, ...]:
     return tuple(r for r in results if SECTION_BY_KIND.get(r.gate_kind, "other") == section)
 
@@ -67,9 +75,7 @@ def verdict_table(results: Iterable[GateResult], labels: RowLabels, links: Evide
     order = {key: i for i, key in enumerate(labels)}
     latest = sorted(latest_results(results), key=lambda r: (r.gate_id, order.get(r.row, -1)))
     rows = tuple(
-        (r.gate_id, row_label(labels, r.row), r.outcome.value,
-         "; ".join(safe_text(x) for x in r.reasons) or
-         (f"{r.error.type}: {safe_text(r.error.message)}" if r.error else "—"),
+        (r.gate_id, row_label(labels, r.row), r.outcome.value, reasons_text(r),
          f"{r.run_id}/{r.result_id}")
         for r in latest
     )  # fmt: skip

@@ -40,9 +40,13 @@ class Level:
     """How much of the report one rung of the ladder keeps (None: everything)."""
 
     table_rows: int | None = None
+    verdict_rows: int | None = None
+    """The per-gate verdicts are what a reviewer reads first: cut last and least."""
     matrix_table: bool = True
     recipes: int | None = None
     coverage_lines: int | None = None
+    blocks: int | None = None
+    """Blocks kept per section (the rest are named as left out)."""
     contents: bool = True
 
 
@@ -51,9 +55,11 @@ LADDER = (
     Level(table_rows=50, matrix_table=False),
     Level(table_rows=20, matrix_table=False, recipes=20),
     Level(table_rows=8, matrix_table=False, recipes=5),
-    Level(table_rows=8, matrix_table=False, recipes=5, coverage_lines=60),
-    Level(table_rows=3, matrix_table=False, recipes=1, coverage_lines=20),
-    Level(table_rows=3, matrix_table=False, recipes=0, coverage_lines=20, contents=False),
+    Level(table_rows=8, verdict_rows=100, matrix_table=False, recipes=5, coverage_lines=60),
+    Level(table_rows=3, verdict_rows=100, matrix_table=False, recipes=3, coverage_lines=60),
+    Level(3, 100, matrix_table=False, recipes=3, coverage_lines=60, blocks=6),
+    Level(3, 40, matrix_table=False, recipes=1, coverage_lines=20, blocks=3),
+    Level(3, 20, matrix_table=False, recipes=0, coverage_lines=20, contents=False),
 )
 """Mildest first: most reports lose only the tail of their longest tables. Each rung is applied
 to the full view, so a note always counts against the full table."""
@@ -87,6 +93,11 @@ def _section(s: Section, level: Level, where: str, seen: list[str]) -> Section:
         blocks = _keep_recipes(blocks, level.recipes, seen)
     if level.table_rows is not None:
         blocks = tuple(_cut(b, level.table_rows, where) for b in blocks)
+    if level.blocks is not None and len(blocks) > level.blocks:
+        left = blocks[level.blocks :]
+        named = ", ".join(b.title for b in left[:5]) + (", …" if len(left) > 5 else "")
+        gone = f"{len(left)} more block(s) of this section ({named}): see {where}"
+        blocks = (*blocks[: level.blocks], Bullets("Left out to fit a PR comment", (gone,)))
     return dataclasses.replace(s, blocks=blocks)
 
 
@@ -98,12 +109,16 @@ def degrade(view: RunReportView, level: Level, where: str) -> RunReportView:
     verdicts = view.verdicts
     if level.table_rows is not None:
         notes.append(f"tables cut to their first {level.table_rows} rows (full tables: {where})")
-        cut = _cut(view.verdicts, max(level.table_rows, 20), where)
+    if level.verdict_rows is not None and len(verdicts.rows) > level.verdict_rows:
+        notes.append(f"per-gate verdicts cut to {level.verdict_rows} of {len(verdicts.rows)}")
+        cut = _cut(verdicts, level.verdict_rows, where)
         assert isinstance(cut, Table)
         verdicts = cut
     if not level.matrix_table:
         notes.append(f"the matrix table left out; the coverage map shows every row ({where})")
-    if level.recipes is not None:
+    if level.blocks is not None:
+        notes.append(f"at most {level.blocks} blocks per section ({where})")
+    if level.recipes is not None and level.contents:
         dropped = max(len(seen) - level.recipes, 0)
         notes.append(f"hardware recipes kept for {min(level.recipes, len(seen))} of {len(seen)} "
                      f"rows ({dropped} more in {where})")  # fmt: skip

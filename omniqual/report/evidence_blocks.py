@@ -13,6 +13,8 @@ from omniqual.report.links import EvidenceLinks
 from omniqual.report.redact import safe_text, safe_value
 
 GIB = 1024**3
+REASONS_LIMIT = 300
+"""Reasons are quoted up to this many characters; the linked record holds them all."""
 
 
 def number(value: float) -> str:
@@ -51,7 +53,7 @@ def result_table(
                 f"{r.gate_kind} v{r.gate_version}",
                 row_label(labels, r.row),
                 r.outcome.value + (" (startup only)" if r.startup_only else ""),
-                "; ".join(safe_text(x) for x in r.reasons) or "—",
+                safe_text("; ".join(r.reasons), limit=REASONS_LIMIT) or "—",
                 problem or "—",
                 f"{r.duration_s:.3f} s",
                 f"{r.run_id}/{r.result_id}",

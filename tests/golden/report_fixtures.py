@@ -350,8 +350,8 @@ def big_run_evidence() -> RunEvidence:
                    "api_mode": ("images-generations", "videos-async")[i // 14 % 2],
                    axis: value, "shape": f"{512 + 16 * (i % 2)}x512/{i % 14}steps"}  # fmt: skip
         state = states[i % 4]
-        rows.append(_row(state, changes, required_gates=("api-contract",),
-                         reasons=() if state is CellState.VALIDATED else (f"reason {i}",)))  # fmt: skip
+        reasons = () if state is CellState.VALIDATED else (f"reason {i}",)
+        rows.append(_row(state, changes, required_gates=("api-contract",), reasons=reasons))
         cases = tuple(
             CaseResult(id=f"c{c}", endpoint="/v1/images/generations", field=f"f{c % 12}",
                        sent=str(c), expected_status="400", observed_status="400",
