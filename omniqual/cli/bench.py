@@ -3,6 +3,7 @@ table and a result JSON. Exit 0 when every phase is VALID, 1 when one is INVALID
 are not trustworthy, and the reasons say why), 2 for a usage mistake, 3 for a target fault."""
 
 import asyncio
+import sys
 from pathlib import Path
 
 import typer
@@ -12,7 +13,8 @@ from rich.table import Table
 
 from omniqual.cli.exits import Exit, user_errors
 
-out = Console(stderr=True, highlight=False)
+# Not a terminal (CI logs, pipes): wide enough for the summary table not to wrap.
+out = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 140)
 
 
 class _Bar:
@@ -67,6 +69,7 @@ def bench_command(
     max_issue_lag_ms: float = typer.Option(
         10.0, "--max-issue-lag-ms", help="p99 issue lag above this makes a phase INVALID."
     ),
+    max_rate: float = typer.Option(1000.0, "--max-rate", help="Sweep: highest rate probed."),
     in_flight_cap: int = typer.Option(
         None, "--in-flight-cap", help="Cap on requests in flight (waits count in latency)."
     ),
@@ -79,12 +82,12 @@ def bench_command(
     options = make_options(
         target=target, workload=workload, rate=rate, rates=rates, sweep=sweep,
         profile=profile, duration_s=duration, requests=requests, seed=seed, slo=slo,
-        max_p99_issue_lag_ms=max_issue_lag_ms, in_flight_cap=in_flight_cap,
+        max_p99_issue_lag_ms=max_issue_lag_ms, in_flight_cap=in_flight_cap, max_rate=max_rate,
     )  # fmt: skip
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=out, transient=False, refresh_per_second=2) as progress:
         result = asyncio.run(run_bench(options, _Bar(progress)))
-    out.print(_table(result), width=max(out.width, 120))
+    out.print(_table(result))
     for p in result.phases:
         for claim in p.percentiles:
             if isinstance(claim.value, str):
@@ -92,9 +95,12 @@ def bench_command(
                           f" ({claim.samples} successful samples)")  # fmt: skip
     if result.sweep is not None:
         s = result.sweep
-        found = "not found" if s.saturation_rate is None else f"{s.saturation_rate:.4g}/s"
-        out.print(f"saturation ({'p'}{s.slo_percentile:g} <= {s.slo_bound_s:.3g} s): {found}"
-                  f" [{s.stop_reason}]")  # fmt: skip
+        found = "none passed" if s.saturation_rate is None else f"{s.saturation_rate:.4g}/s"
+        if s.stop_reason == "max_rate_passes":
+            found = f"above {found} (--max-rate still passed)"
+        slo = f"p{s.slo_percentile:g} <= {s.slo_bound_s:.3g} s"
+        line = f"saturation ({slo}): {found} [{s.stop_reason}]"
+        out.print(line, markup=False)
     out.print(f"verdict: {result.verdict.value}")
     for reason in result.reasons:
         out.print(f"  - {reason}", markup=False)

@@ -140,6 +140,7 @@ def make_options(
     slo: str | None = None,
     max_p99_issue_lag_ms: float = 10.0,
     in_flight_cap: int | None = None,
+    max_rate: float = 1000.0,
 ) -> BenchOptions:
     """Check the combination of options; raise ValueError naming the conflict."""
     chosen = [name for name, given in (("--rate", rate is not None), ("--rates", rates),
@@ -159,6 +160,8 @@ def make_options(
         raise ValueError("--slo only applies to --sweep")
     if in_flight_cap is not None and in_flight_cap < 1:
         raise ValueError("--in-flight-cap must be at least 1")
+    if not (max_rate > 0 and math.isfinite(max_rate)):
+        raise ValueError("--max-rate must be positive and finite")
     if not max_p99_issue_lag_ms > 0:
         raise ValueError("--max-issue-lag-ms must be positive")
     parsed_profile = parse_profile(profile)
@@ -178,4 +181,5 @@ def make_options(
         in_flight_cap=in_flight_cap,
         max_p99_issue_lag_s=max_p99_issue_lag_ms / 1e3,
         slo=parse_slo(slo) if slo is not None else None,
+        max_rate=max_rate,
     )

@@ -100,7 +100,7 @@ class BenchSession:
         options = self.options
         schedule = options.schedule(rate, seed_offset=len(self.phases))
         plan = plan_requests(self.spec, schedule)
-        label = f"{rate:g}/s" if schedule.rate is not None else "trace"
+        label = f"{rate:.4g}/s" if schedule.rate is not None else "trace"
         counting = _Counting(self.send, label, len(plan), self.progress)
         settings = IssuerSettings(
             in_flight_cap=options.in_flight_cap,
@@ -155,7 +155,7 @@ async def run_bench(options: BenchOptions, progress: Progress = _quiet) -> Bench
             for rate in options.rates:
                 await bench.phase(rate)
     reasons = tuple(
-        f"phase {p.offered_rate:g}/s: {reason}" for p in bench.phases for reason in p.reasons
+        f"phase {p.offered_rate:.4g}/s: {reason}" for p in bench.phases for reason in p.reasons
     )
     return BenchResult(
         omniqual_version=__version__,
