@@ -1,0 +1,187 @@
+"""The plugin's collector and items: one :class:`GateItem` per gate × row of the matrix.
+
+The matrix file is one collector (its spec errors are a collection error listing every
+problem). An item runs in ``setup`` (so a harness fault is a pytest *error*, not a failure) by
+:func:`omniqual.engine.single_gate.run_single_gate` with a selector naming exactly its row, and
+``runtest`` maps the recorded outcome. Each item is its own journalled run, as a ``gate run``.
+"""
+
+import asyncio
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omniqual.domain.axes import RowKey, Selector
+from omniqual.domain.gate import Track
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.result import GateResult
+from omniqual.engine.errors import StoreError
+from omniqual.engine.matrix_service import load_project_matrix
+from omniqual.engine.plan import wanted_gates
+from omniqual.specs.recipes import RecipeNotFound, load_recipes
+from omniqual.specs.source import SpecError
+
+
+class OmniqualProblem(Exception):
+    """A user mistake, an unreachable target or a harness fault: shown as its message only."""
+
+
+class _Reports:
+    """pytest renders an exception raised in setup as a traceback; an omniqual problem (a
+    harness fault, an unreachable target, a spec mistake) is shown as its message only."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.excinfo is not None and isinstance(call.excinfo.value, OmniqualProblem):
+            report.longrepr = str(call.excinfo.value)
+        return report
+
+
+def collect_matrix(session: pytest.Session) -> list[pytest.Item]:
+    """Every gate × row item of ``--omniqual-matrix`` for ``--omniqual-target``; collection
+    errors are reported the way pytest reports any collector's."""
+    if not session.config.pluginmanager.has_plugin("omniqual-reports"):
+        session.config.pluginmanager.register(_Reports(), "omniqual-reports")
+    path = Path(str(session.config.getoption("omniqual_matrix"))).resolve()
+    collector = MatrixFile.from_parent(session, path=path)
+    return [item for item in session.genitems(collector) if isinstance(item, GateItem)]
+
+
+def _is_url(target: str) -> bool:
+    return target.startswith(("http://", "https://"))
+
+
+class MatrixFile(pytest.File):
+    def collect(self) -> Iterator["GateItem"]:
+        config = self.config
+        target = str(config.getoption("omniqual_target"))
+        try:
+            loaded = load_project_matrix(self.path)
+            selector = Selector.parse(str(config.getoption("omniqual_row")))
+            if not _is_url(target):
+                load_recipes(loaded.project.runners)[target]  # RecipeNotFound names close ids
+        except (SpecError, ValueError, RecipeNotFound, OSError) as exc:
+            raise OmniqualProblem(_message(exc)) from None
+        for axis in selector.axes():
+            if loaded.matrix.catalog.axis(axis) is None:
+                raise OmniqualProblem(f"unknown axis {axis!r} in --omniqual-row")
+        for row in loaded.matrix.rows:
+            if not selector.matches(row.key):
+                continue
+            if not _is_url(target) and row.spec.recipe != target:
+                continue  # a launched recipe realizes only the rows that name it
+            for gate_id in dict.fromkeys(wanted_gates(row.spec)):
+                gate = loaded.gates[gate_id]
+                if not gate.selector.matches(row.key):
+                    continue
+                yield GateItem.from_parent(
+                    self, name=f"{gate_id}[{row.key}]", gate_id=gate_id, row=row.key,
+                    track=gate.spec.track, line=row.line, target=target,
+                )  # fmt: skip
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, OmniqualProblem):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+
+class GateItem(pytest.Item):
+    def __init__(
+        self,
+        *,
+        gate_id: str,
+        row: RowKey,
+        track: Track | None,
+        line: int | None,
+        target: str,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.gate_id = gate_id
+        self.row = row
+        self.line = line
+        self.target = target
+        self.result: GateResult | None = None
+        self.add_marker("omniqual")
+        if track is not None:
+            self.add_marker(f"omniqual_{track.value}")
+
+    def setup(self) -> None:
+        from omniqual.engine.single_gate import run_single_gate
+
+        config = self.config
+        command = ("pytest", *config.invocation_params.args)
+        caught: tuple[type[Exception], ...] = (
+            SpecError, ValueError, RecipeNotFound, StoreError, *_target_errors()
+        )  # fmt: skip
+        try:
+            results = asyncio.run(
+                run_single_gate(
+                    self.gate_id, self.target, _exact(self.row), matrix=self.path,
+                    evidence_root=Path(str(config.getoption("omniqual_evidence"))),
+                    command=command,
+                )
+            )  # fmt: skip
+        except caught as exc:
+            raise OmniqualProblem(_message(exc)) from None
+        mine = [r for r in results if r.row == str(self.row)]
+        if len(mine) != 1:
+            raise OmniqualProblem(f"expected one result on {self.row}, got {len(results)}")
+        self.result = mine[0]
+        for name, value in (("result_id", self.result.result_id),
+                            ("run_id", self.result.run_id)):  # fmt: skip
+            self.user_properties.append((name, value))
+        if self.result.outcome is GateOutcome.ERRORED:
+            error = self.result.error
+            detail = f"{error.type}: {error.message}" if error else _reasons(self.result)
+            raise OmniqualProblem(f"errored (harness or infrastructure fault): {detail}")
+
+    def runtest(self) -> None:
+        result = self.result
+        assert result is not None  # setup recorded it or raised
+        if result.outcome is GateOutcome.SKIPPED:  # reported at the row's line in the matrix
+            raise pytest.skip.Exception(_reasons(result), _use_item_location=True)
+        if result.outcome is GateOutcome.INVALID:
+            pytest.fail(f"invalid: {_reasons(result)}", pytrace=False)
+        if result.outcome is GateOutcome.FAILED:
+            pytest.fail(_reasons(result), pytrace=False)
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: pytest.ExceptionInfo[BaseException]
+    ) -> str:
+        if isinstance(excinfo.value, OmniqualProblem):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.line - 1 if self.line is not None else None
+        return self.path, line, f"omniqual {self.gate_id} on {self.row}"
+
+
+def _exact(row: RowKey) -> str:
+    """A selector matching exactly ``row`` (every axis named)."""
+    return ",".join(f"{axis}={value}" for axis, value in row.items)
+
+
+def _reasons(result: GateResult) -> str:
+    return "; ".join(result.reasons) or f"gate {result.outcome.value} (no reason recorded)"
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, SpecError):
+        return "\n".join(str(p) for p in exc.problems)
+    if isinstance(exc, RecipeNotFound):
+        return exc.message
+    return str(exc) or type(exc).__name__
+
+
+def _target_errors() -> tuple[type[Exception], ...]:
+    from omniqual.client.errors import ClientError
+    from omniqual.deploy.launcher import LaunchError
+
+    return (ClientError, LaunchError)

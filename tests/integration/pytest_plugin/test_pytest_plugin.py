@@ -1,0 +1,123 @@
+"""``pytest --omniqual-matrix … --omniqual-target URL``: gate × row items against the fake server
+(a real process on an ephemeral port), outcomes mapped to pytest's, results journalled."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from omniqual.checks import registry
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.engine.run_reader import iter_results
+
+pytestmark = pytest.mark.integration
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[3]
+MINI = ROOT / "tests" / "data" / "mini-project"
+CONTRACT = ROOT / "tests" / "unit" / "checks" / "api_contract" / "contracts" / "fake-omni.yaml"
+ROW = "model=fake-omni;task=t2i;quantization=none;hardware=cpu"
+GATES = {  # id: (track, kind, params)
+    "ok": ("accuracy", "outcome", "{outcome: passed}"),
+    "bad": ("performance", "outcome", "{outcome: failed, reason: p90 over its bound}"),
+    "shaky": ("reliability", "outcome", "{outcome: invalid, reason: too few samples}"),
+    "absent": ("accuracy", "outcome", "{outcome: skipped, reason: no baseline row}"),
+    "broken": ("reliability", "outcome", "{outcome: raise, reason: disk full}"),
+}
+
+
+def make_project(root: Path, url: str, temp_dir: Path) -> None:
+    for sub in ("matrices", "gates/contracts", "runners"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    shutil.copy(MINI / "matrices" / "axes.yaml", root / "matrices" / "axes.yaml")
+    shutil.copy(CONTRACT, root / "gates" / "contracts" / "fake-omni.yaml")
+    (root / "gates" / "api-contract.yaml").write_text(
+        "id: api-contract\nkind: api_contract\nversion: 1\ntrack: function\nparams:\n"
+        "  contracts_dir: gates/contracts\n  api_modes: [images-generations]\n"
+        f"  release: '0.30.0'\n  poll_interval_s: 0.02\n  temp_dirs: ['{temp_dir}']\n"
+    )
+    for gate, (track, kind, params) in GATES.items():
+        (root / "gates" / f"{gate}.yaml").write_text(
+            f"id: {gate}\nkind: {kind}\nversion: 1\ntrack: {track}\nparams: {params}\n"
+        )
+    (root / "runners" / "fake.yaml").write_text(
+        f"id: fake\ndescription: the fake server\nkind: url\nurl: {url}\nmodel: fake/omni-tiny\n"
+        "row: {model: fake-omni, quantization: none, hardware: cpu}\n"
+    )
+    (root / "matrices" / "x.yaml").write_text(
+        "name: x\ndefaults: {hardware: cpu, quantization: none}\nrows:\n"
+        "  - key: {model: fake-omni, task: t2i}\n    recipe: fake\n"
+        "    requires: [api-contract, ok, bad, shaky, absent, broken]\n"
+    )
+
+
+@pytest.fixture
+def project(
+    pytester: pytest.Pytester, fake_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> str:
+    monkeypatch.setitem(
+        registry.BUILTIN, "outcome", "tests.integration.pytest_plugin.outcome_check:OutcomeCheck"
+    )
+    url, temp_dir = fake_server
+    make_project(pytester.path, url, temp_dir)
+    return url
+
+
+def test_gate_by_row_items_map_every_outcome(pytester: pytest.Pytester, project: str) -> None:
+    run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", project,
+                             "-rA", "-p", "no:cacheprovider")  # fmt: skip
+    run.assert_outcomes(passed=2, failed=2, skipped=1, errors=1)
+    text = run.stdout.str()
+    run.stdout.fnmatch_lines([
+        "*ERROR at setup of omniqual broken on*",
+        "errored (harness or infrastructure fault): RuntimeError: disk full",
+        "*omniqual bad on*", "p90 over its bound",
+        "*omniqual shaky on*", "invalid: too few samples",
+        f"PASSED matrices/x.yaml::api-contract[[]{ROW}[]]",
+        f"PASSED matrices/x.yaml::ok[[]{ROW}[]]",
+        "SKIPPED [[]1[]] matrices/x.yaml:4: no baseline row",  # the row's line in the matrix
+        f"ERROR matrices/x.yaml::broken[[]{ROW}[]]",
+        f"FAILED matrices/x.yaml::bad[[]{ROW}[]]",
+        f"FAILED matrices/x.yaml::shaky[[]{ROW}[]]",
+    ])  # fmt: skip
+    assert "Traceback" not in text
+    results = {r.gate_id: r for r in iter_results([pytester.path / ".omniqual" / "runs"])}
+    assert {g: r.outcome for g, r in results.items()} == {
+        "api-contract": GateOutcome.PASSED, "ok": GateOutcome.PASSED,
+        "bad": GateOutcome.FAILED, "shaky": GateOutcome.INVALID,
+        "absent": GateOutcome.SKIPPED, "broken": GateOutcome.ERRORED,
+    }  # fmt: skip
+    assert all(r.row == ROW and r.target == project for r in results.values())
+    assert len(results["api-contract"].cases) > 1  # the real contract ran against the fake
+
+
+def test_track_markers_select_and_rows_narrow(pytester: pytest.Pytester, project: str) -> None:
+    base = ("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", project,
+            "-p", "no:cacheprovider")  # fmt: skip
+    run = pytester.runpytest(*base, "-m", "omniqual_accuracy", "--collect-only", "-q")
+    run.stdout.fnmatch_lines([f"*::ok[[]{ROW}[]]", f"*::absent[[]{ROW}[]]"])  # matrix order
+    assert "2/6 tests collected (4 deselected)" in run.stdout.str()
+    run = pytester.runpytest(*base, "-m", "omniqual_function")
+    run.assert_outcomes(passed=1, deselected=5)
+    run = pytester.runpytest(*base, "--omniqual-row", "model=other", "--collect-only")
+    assert run.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_usage_errors_are_collection_errors_without_traceback(
+    pytester: pytest.Pytester, project: str
+) -> None:
+    run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", "nope",
+                             "-p", "no:cacheprovider")  # fmt: skip
+    assert run.ret == pytest.ExitCode.INTERRUPTED
+    run.stdout.fnmatch_lines(["*no launch recipe 'nope'*"])
+    run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "-p", "no:cacheprovider")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    run.stderr.fnmatch_lines(["*--omniqual-matrix needs --omniqual-target*"])
+
+
+def test_without_the_options_the_plugin_collects_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    run = pytester.runpytest("-p", "no:cacheprovider")
+    run.assert_outcomes(passed=1)
+    assert "collected 1 item" in run.stdout.str()
+    assert not (pytester.path / ".omniqual").exists()  # nothing journalled, nothing contacted
