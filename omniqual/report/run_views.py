@@ -46,6 +46,7 @@ from omniqual.report.parity_views import parity_blocks
 from omniqual.report.recipe_block import recipe_blocks
 from omniqual.report.redact import safe_command, safe_text
 from omniqual.report.sweep_views import sweep_blocks
+from omniqual.report.timing_views import run_timing_blocks
 from omniqual.report.views import MatrixView, matrix_view
 
 __all__ = ["SECTION_BY_KIND", "RunEvidence", "RunReportView", "run_report_view"]
@@ -196,6 +197,7 @@ def _reproduction(evidence: RunEvidence, ctx: _Context) -> Section:
         *recipes,
         serve_command_table(ctx.results),
         Table("Runs", ("Run", "Status", "Started", "Finished", "Command"), run_rows),
+        *run_timing_blocks(runs, evidence.artifact_dirs),
         *environment_blocks(runs),
         Table("Gate commands", ("Gate", "Row", "Target", "Command"), commands,
               links=tuple(ctx.links.result(r.run_id, r.result_id) for r in with_command)),

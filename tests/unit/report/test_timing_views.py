@@ -4,9 +4,12 @@ slowest gate runs, loading from a run directory (nothing shown when a run record
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.run import EnvironmentFingerprint, RunSummary
 from omniqual.domain.timing import TIMING_FILE, GateTiming, LaunchTiming, RunTiming
 from omniqual.report.blocks import KeyValues, Table
+from omniqual.report.render import render_run_report
+from omniqual.report.run_views import RunEvidence, run_report_view
 from omniqual.report.timing_views import load_timings, run_timing_blocks, timing_blocks
 
 T0 = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
@@ -69,10 +72,12 @@ def test_the_blocks_show_totals_shares_and_the_slowest_runs() -> None:
 
 
 def _summary(run_id: str) -> RunSummary:
-    env = EnvironmentFingerprint.model_construct(schema_version=1)
-    return RunSummary.model_construct(run_id=run_id, started_at=T0, finished_at=_at(200),
-                                      status="completed", command=(), environment=env,
-                                      results=())  # fmt: skip
+    env = EnvironmentFingerprint(
+        hostname_hash="0" * 64, os="Linux", kernel="6", machine="x86_64", cpu_model="cpu",
+        cpu_count=2, memory_total_bytes=1 << 30, python="3.11", omniqual_version="0.1.0",
+    )  # fmt: skip
+    return RunSummary(run_id=run_id, started_at=T0, finished_at=_at(200), status="completed",
+                      command=("omniqual", "run"), environment=env, results=())  # fmt: skip
 
 
 def test_a_run_directory_with_timing_json_is_shown_and_one_without_is_not(
@@ -95,3 +100,20 @@ def test_a_damaged_timing_file_is_skipped(tmp_path: Path) -> None:
     (run_dir / "artifacts").mkdir(parents=True)
     (run_dir / TIMING_FILE).write_text('{"run_id": 3}')
     assert load_timings((_summary(RUN),), (run_dir / "artifacts",)) == []
+
+
+def test_the_run_summary_section_shows_the_breakdown_in_markdown_and_html(
+    tmp_path: Path, every_state_matrix: CompiledMatrix
+) -> None:
+    run_dir = tmp_path / RUN
+    (run_dir / "artifacts").mkdir(parents=True)
+    (run_dir / TIMING_FILE).write_text(TIMING.model_dump_json())
+    evidence = RunEvidence(title="t", matrix=every_state_matrix, runs=(_summary(RUN),),
+                           artifact_dirs=(run_dir / "artifacts",))  # fmt: skip
+    section = next(s for s in run_report_view(evidence).sections if s.number == 4)
+    titles = [getattr(block, "title", "") for block in section.blocks]
+    assert f"Where the time went (run {RUN})" in titles and "Time by gate" in titles
+    for fmt in ("md", "html"):
+        text = render_run_report(evidence, fmt)
+        assert "Where the time went" in text and "Server start-ups by role" in text
+        assert "start-up of sd3-tiny" in text
