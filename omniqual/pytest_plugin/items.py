@@ -133,9 +133,10 @@ class GateItem(pytest.Item):
         if len(mine) != 1:
             raise OmniqualProblem(f"expected one result on {self.row}, got {len(results)}")
         self.result = mine[0]
-        for name, value in (("result_id", self.result.result_id),
-                            ("run_id", self.result.run_id)):  # fmt: skip
-            self.user_properties.append((name, value))
+        evidence = Path(str(config.getoption("omniqual_evidence"))) / self.result.run_id
+        for name, value in (("evidence", str(evidence)), ("result_id", self.result.result_id),
+                            ("outcome", self.result.outcome.value)):  # fmt: skip
+            self.user_properties.append((name, value))  # --junitxml writes them as properties
         if self.result.outcome is GateOutcome.ERRORED:
             error = self.result.error
             detail = f"{error.type}: {error.message}" if error else _reasons(self.result)

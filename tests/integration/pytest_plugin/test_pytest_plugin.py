@@ -2,6 +2,7 @@
 (a real process on an ephemeral port), outcomes mapped to pytest's, results journalled."""
 
 import shutil
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,7 @@ def project(
 
 def test_gate_by_row_items_map_every_outcome(pytester: pytest.Pytester, project: str) -> None:
     run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", project,
-                             "-rA", "-p", "no:cacheprovider")  # fmt: skip
+                             "-rA", "-p", "no:cacheprovider", "--junitxml=j.xml")  # fmt: skip
     run.assert_outcomes(passed=2, failed=2, skipped=1, errors=1)
     text = run.stdout.str()
     run.stdout.fnmatch_lines([
@@ -89,6 +90,11 @@ def test_gate_by_row_items_map_every_outcome(pytester: pytest.Pytester, project:
     }  # fmt: skip
     assert all(r.row == ROW and r.target == project for r in results.values())
     assert len(results["api-contract"].cases) > 1  # the real contract ran against the fake
+    junit = ET.parse(pytester.path / "j.xml").getroot()
+    bad = next(c for c in junit.iter("testcase") if c.get("name", "").startswith("bad["))
+    properties = {p.get("name"): p.get("value") for p in bad.iter("property")}
+    assert properties["evidence"] == f".omniqual/runs/{results['bad'].run_id}"
+    assert properties["result_id"] == results["bad"].result_id
 
 
 def test_track_markers_select_and_rows_narrow(pytester: pytest.Pytester, project: str) -> None:
