@@ -25,6 +25,12 @@ def plan_command(
         help="Tracks whose gates run: function, accuracy, performance, reliability (repeat or "
         "comma-separate; default: every gate).",
     ),
+    level: str = typer.Option(
+        None,
+        "--level",
+        help="A vLLM-Omni CI level (L1-L5): only the tracks that run there (function: L1-L4; "
+        "accuracy, performance: L3-L4; reliability: L5).",
+    ),
     row: str = typer.Option("", "--row", help="Row selector, e.g. 'model=sd3-tiny'."),
     queues: list[str] = typer.Option(
         [],
@@ -40,13 +46,16 @@ def plan_command(
 ) -> None:
     """One step per launch recipe and hardware queue running `omniqual gate run`, then a step
     merging the evidence and rendering the report."""
-    from omniqual.engine.ci.plan import parse_queues, parse_tracks, plan_ci
+    from omniqual.engine.ci.plan import parse_queues, parse_tracks, plan_ci, tracks_at_level
     from omniqual.engine.ci.render import CiFormat, render_pipeline
 
     formats = [f.value for f in CiFormat]
     if fmt not in formats:
         raise ValueError(f"--format must be {' or '.join(formats)}, not {fmt!r}")
-    plan = plan_ci(matrix, tracks=parse_tracks(tracks), row_selector=row,
+    chosen = parse_tracks(tracks) if tracks else ()  # none: every gate, tracked or not
+    if level is not None:
+        chosen = tracks_at_level(level, chosen)
+    plan = plan_ci(matrix, tracks=chosen, row_selector=row,
                    queues=parse_queues(queues))  # fmt: skip
     if not plan.steps:
         raise ValueError(f"no row of {matrix} selected by --row {row!r} needs a gate of the "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omniqual.domain.axes import Selector
-from omniqual.domain.gate import Track
+from omniqual.domain.gate import TRACK_CI_LEVELS, CiLevel, Track
 from omniqual.engine.matrix_service import load_project_matrix
 from omniqual.engine.plan import make_plan
 from omniqual.specs.recipes import load_recipes
@@ -98,6 +98,18 @@ def parse_tracks(values: Sequence[str]) -> tuple[Track, ...]:
         )
     chosen = {known[n] for n in names} or set(Track)
     return tuple(sorted(chosen, key=_TRACK_ORDER.__getitem__))
+
+
+def tracks_at_level(level: str, tracks: Sequence[Track] = ()) -> tuple[Track, ...]:
+    """The tracks (of ``tracks``, default all) that vLLM-Omni's CI runs at ``level`` (L1-L5)."""
+    known = {lv.value: lv for lv in CiLevel}
+    if level.upper() not in known:
+        raise ValueError(f"unknown CI level {level!r}: use {', '.join(known)}")
+    at = [t for t in (tracks or Track) if known[level.upper()] in TRACK_CI_LEVELS[t]]
+    if not at:
+        names = ", ".join(t.value for t in tracks)
+        raise ValueError(f"no track of {names} runs at CI level {level.upper()}")
+    return tuple(at)
 
 
 def parse_queues(values: Sequence[str]) -> dict[str, str]:

@@ -47,6 +47,19 @@ def test_github_actions_to_stdout() -> None:
     assert jobs["omniqual-report"]["needs"] == ["gates-stable-audio-tiny-on-cpu"]
 
 
+def test_a_ci_level_keeps_its_tracks_and_no_tracks_keeps_every_gate() -> None:
+    code, out, _ = invoke(MATRIX, "-f", "buildkite", "--level", "L5", "--row", "model=wan-t2v-tiny")
+    assert code == 0
+    gates = {c.split()[3] for s in yaml.safe_load(out)["steps"] for c in s.get("commands", ())
+             if c.startswith("omniqual gate run")}  # fmt: skip
+    assert gates == {"abort", "soak"}  # reliability: weekly L5
+    code, out, _ = invoke(MATRIX, "-f", "buildkite", "--row", "model=wan-t2v-tiny")
+    gates = {c.split()[3] for s in yaml.safe_load(out)["steps"] for c in s.get("commands", ())
+             if c.startswith("omniqual gate run")}  # fmt: skip
+    assert gates == {"api-contract", "strict-load", "reference-parity", "abort", "soak",
+                     "fails-fast"}  # fmt: skip
+
+
 def test_usage_errors_exit_2_with_one_line() -> None:
     for args, message in (
         (["-f", "gitlab"], "--format must be buildkite or github-actions"),

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from omniqual.domain.gate import Track
-from omniqual.engine.ci.plan import parse_queues, parse_tracks, plan_ci
+from omniqual.engine.ci.plan import parse_queues, parse_tracks, plan_ci, tracks_at_level
 from omniqual.engine.ci.render import CiFormat, render_pipeline
 
 MINI = Path(__file__).resolve().parents[2] / "data" / "mini-project"
@@ -152,3 +152,15 @@ def test_bad_tracks_queues_and_rows_are_usage_errors(matrix: Path) -> None:
         plan_ci(matrix, row_selector="colour=red")
     with pytest.raises(ValueError, match=r"no gate .* in track"):
         plan_ci(matrix, tracks=(Track.PERFORMANCE,))
+
+
+def test_a_ci_level_picks_the_tracks_that_run_there(matrix: Path) -> None:
+    assert tracks_at_level("L5") == (Track.RELIABILITY,)
+    assert tracks_at_level("l3") == (Track.FUNCTION, Track.ACCURACY, Track.PERFORMANCE)
+    assert tracks_at_level("L2", (Track.FUNCTION, Track.RELIABILITY)) == (Track.FUNCTION,)
+    with pytest.raises(ValueError, match="no track of reliability runs at CI level L3"):
+        tracks_at_level("L3", (Track.RELIABILITY,))
+    with pytest.raises(ValueError, match="unknown CI level 'L9'"):
+        tracks_at_level("L9")
+    plan = plan_ci(matrix, tracks=tracks_at_level("L5"))
+    assert {r.gate_id for s in plan.steps for r in s.runs} == {"soak"}
