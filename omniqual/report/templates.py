@@ -30,6 +30,15 @@ def markdown_escape(value: object) -> str:
     return "<br>".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
 
 
+_NUMBER = re.compile(r"\d")
+
+
+def is_figure(value: object) -> bool:
+    """A table cell holding a number (a measurement, count, status or duration): the HTML
+    report links it to its evidence."""
+    return bool(_NUMBER.search(str(value)))
+
+
 def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
     if fmt not in allowed:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(allowed)}")
@@ -50,6 +59,7 @@ def _environment(directory: Path) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["md"] = markdown_escape
+    env.tests["figure"] = is_figure
     return env
 
 
