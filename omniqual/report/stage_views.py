@@ -22,9 +22,12 @@ KEY = "stage_accounting"
 _HEADERS = ("Row", "Gate", "Requests (reporting / OK)", "Latency mean / p50 (s)",
             *(f"{s.capitalize()} mean / p50 (s)" for s in STAGES), "Rest mean / p50 (s)",
             "Server peak memory max / mean (MB)", "Other reported names")  # fmt: skip
-FILL = (f"{NO_EVIDENCE}: no result in scope recorded the server's stage_durations; a `soak` "
-        f"gate records them per request (queue always; encode, denoise and decode only from a "
-        f"server started with {PROFILER_FLAG})")  # fmt: skip
+STAGE_FILL = (
+    f"stage accounting: a `soak` gate records the server's stage_durations per request (queue "
+    f"always; encode, denoise and decode only from a server started with {PROFILER_FLAG})"
+)
+"""What would fill the stage accounting: said beside a section's own empty note."""
+FILL = f"{NO_EVIDENCE}: no result in scope recorded stage accounting; {STAGE_FILL}"
 
 
 def _pair(figure: StageFigure | None) -> str:
@@ -87,11 +90,10 @@ def stage_table(results: Iterable[GateResult], labels: RowLabels,
 
 def stage_blocks(results: Iterable[GateResult], labels: RowLabels,
                  links: EvidenceLinks | None = None, *,
-                 section_note: str | None = None) -> tuple[Block, ...]:  # fmt: skip
-    """The stage table, or a sentence naming what would fill it (after ``section_note``: what
-    the rest of the section would say when it is empty too)."""
+                 say_missing: bool = True) -> tuple[Block, ...]:  # fmt: skip
+    """The stage table; without any record, a sentence naming what would fill it (or nothing
+    when ``say_missing`` is False: the section's empty note then says it, see STAGE_FILL)."""
     table = stage_table(results, labels, links)
     if table.rows:
         return (table,)
-    said = (section_note,) if section_note else ()
-    return (Bullets("No evidence for this section", (*said, FILL)),)
+    return (Bullets("Stage accounting", (FILL,)),) if say_missing else ()

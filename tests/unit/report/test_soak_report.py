@@ -2,6 +2,8 @@
 records, plots present as inline SVG in HTML (captions only in Markdown), data tables for CSV,
 and sections that say what would fill them when nothing was recorded."""
 
+from pathlib import Path
+
 from omniqual.domain.abort_cleanup import AbortCleanup, CleanupBounds, CutWork, ResourceFigures
 from omniqual.domain.evidence import Artifact
 from omniqual.domain.outcomes import CellState
@@ -13,7 +15,7 @@ from omniqual.report.blocks import Bullets, KeyValues, Plot, Table
 from omniqual.report.links import EvidenceLinks
 from omniqual.report.soak_plot import cdf_svg
 from omniqual.report.soak_views import quantile, soak_blocks, soak_tables
-from omniqual.report.stage_views import FILL, stage_blocks
+from omniqual.report.stage_views import FILL, STAGE_FILL, stage_blocks
 from tests.unit.report.conftest import ResultFactory
 
 MIB = 2**20
@@ -46,7 +48,7 @@ def series() -> SoakSeries:
 def soak_result(make_result: ResultFactory, **effective: object) -> GateResult:
     stages = {"P.text_encoder.forward": 0.1, "P.diffuse": 0.5, "P.vae.decode": 0.2,
               "queue_wait": 0.05, "stage_0_gen": 0.8}  # fmt: skip
-    data = {"soak_series": series().model_dump(mode="json"),
+    data: dict[str, object] = {"soak_series": series().model_dump(mode="json"),
             "stage_accounting": account([(1.0, stages, 900.0), (1.2, stages, 910.0)]
                                         ).model_dump(mode="json")}  # fmt: skip
     data.update(effective)
@@ -56,12 +58,9 @@ def soak_result(make_result: ResultFactory, **effective: object) -> GateResult:
 
 
 def test_phase_table_values_and_links_to_the_series_artifact(
-    make_result: ResultFactory, tmp_path: object
+    make_result: ResultFactory, tmp_path: Path
 ) -> None:
-    from pathlib import Path
-
-    run_dir = Path(str(tmp_path)) / "run-1"
-    links = EvidenceLinks({"run-1": run_dir}, Path(str(tmp_path)))
+    links = EvidenceLinks({"run-1": tmp_path / "run-1"}, tmp_path)
     blocks = soak_blocks([soak_result(make_result)], LABELS, links)
     table = blocks[0]
     assert isinstance(table, Table) and table.title == "Soak phases: #1 (soak)"
@@ -128,12 +127,13 @@ def test_stages_missing_without_the_profiler_say_which_flag(make_result: ResultF
     assert isinstance(table, Table) and "reported no stage_durations" in table.note
 
 
-def test_no_stage_record_names_the_gate_and_flag_after_the_section_note(
+def test_no_stage_record_names_the_gate_and_flag_or_leaves_it_to_the_section(
     make_result: ResultFactory,
 ) -> None:
-    (block,) = stage_blocks([make_result("g1", "parity")], LABELS, section_note="run gate x")
-    assert isinstance(block, Bullets) and block.items == ("run gate x", FILL)
-    assert "`soak`" in FILL and PROFILER_FLAG in FILL
+    (block,) = stage_blocks([make_result("g1", "parity")], LABELS)
+    assert isinstance(block, Bullets) and block.items == (FILL,)
+    assert "`soak`" in FILL and PROFILER_FLAG in FILL and STAGE_FILL in FILL
+    assert stage_blocks([make_result("g1", "parity")], LABELS, say_missing=False) == ()
 
 
 def cleanup() -> AbortCleanup:
