@@ -55,12 +55,23 @@ def _revisions(provenance: Provenance | ProvenanceDigest) -> Revisions:
 
 
 @dataclass(frozen=True, slots=True)
-class _Held:
+class Held:
     """What compile keeps of one result: the rule table's view plus where to link."""
 
     item: EvidenceItem
     artifacts: tuple[str, ...]
     link: str
+
+    def ref(self) -> EvidenceRef:
+        i = self.item
+        return EvidenceRef(
+            run_id=i.run_id,
+            result_id=i.result_id,
+            gate_id=i.gate_id,
+            outcome=i.outcome.value,
+            artifacts=self.artifacts,
+            link=self.link,
+        )
 
 
 Bucket = tuple[str, int, str | None, Revisions, bool]
@@ -75,13 +86,13 @@ def _bucket(located: LocatedResult) -> Bucket:
             r.outcome.conclusive and not r.startup_only)  # fmt: skip
 
 
-_LEGACY_STARTUP = ("startup-only result (an older record): never promotes",)
+LEGACY_STARTUP = ("startup-only result (an older record): never promotes",)
 
 
-def _hold(located: LocatedResult, bucket: Bucket, count: int) -> _Held:
+def _hold(located: LocatedResult, bucket: Bucket, count: int) -> Held:
     r = located.result
     # Results of older releases may be flagged startup-only; they were never meant to promote.
-    outcome, reasons = (GateOutcome.SKIPPED, _LEGACY_STARTUP) if r.startup_only else (
+    outcome, reasons = (GateOutcome.SKIPPED, LEGACY_STARTUP) if r.startup_only else (
         r.outcome, r.reasons[:3])  # fmt: skip
     item = EvidenceItem(
         result_id=r.result_id,
@@ -98,7 +109,7 @@ def _hold(located: LocatedResult, bucket: Bucket, count: int) -> _Held:
         reasons=reasons,
         count=count,
     )
-    return _Held(item, tuple(a.sha256 for a in r.artifacts), located.link)
+    return Held(item, tuple(a.sha256 for a in r.artifacts), located.link)
 
 
 def compile_matrix(
@@ -110,7 +121,7 @@ def compile_matrix(
     now: datetime | None = None,
 ) -> CompiledMatrix:
     """Stream ``results`` once, keeping only a compact view of those on planned rows."""
-    by_row: dict[str, dict[Bucket, _Held]] = {str(row.key): {} for row in matrix.rows}
+    by_row: dict[str, dict[Bucket, Held]] = {str(row.key): {} for row in matrix.rows}
     runs: set[str] = set()
     # Millions of small, acyclic objects: the cyclic collector would rescan them over and over.
     collecting = gc.isenabled()
@@ -128,67 +139,125 @@ def compile_matrix(
             elif located.result.finished_at >= kept.item.finished_at:
                 held[bucket] = _hold(located, bucket, kept.item.count + 1)
             else:
-                held[bucket] = _Held(
+                held[bucket] = Held(
                     replace(kept.item, count=kept.item.count + 1), kept.artifacts, kept.link
                 )
     finally:
         if collecting:
             gc.enable()
-    rows = [
-        _compile_row(row, list(by_row[str(row.key)].values()), matrix, gates) for row in matrix.rows
-    ]
+    per_row = [list(by_row[str(row.key)].values()) for row in matrix.rows]
+    dirs = tuple(str(d) for d in evidence_dirs)
+    return assemble(matrix, gates, per_row, sorted(runs), evidence_dirs=dirs, now=now)
+
+
+def assemble(
+    matrix: LoadedMatrix,
+    gates: Mapping[str, CurrentGate],
+    held: Sequence[list[Held]],
+    runs: Sequence[str],
+    *,
+    evidence_dirs: Sequence[str] = (),
+    now: datetime | None = None,
+) -> CompiledMatrix:
+    """The compiled matrix from what was held per planned row (``held[i]`` for row i, in the
+    order each bucket was first seen)."""
+    rows = [_compile_row(row, h, matrix, gates) for row, h in zip(matrix.rows, held, strict=True)]
+    return finish_matrix(matrix, rows, runs, evidence_dirs=evidence_dirs, now=now)
+
+
+def finish_matrix(
+    matrix: LoadedMatrix,
+    rows: list[CompiledRow],
+    runs: Sequence[str],
+    *,
+    evidence_dirs: Sequence[str] = (),
+    now: datetime | None = None,
+) -> CompiledMatrix:
     rows.sort(key=lambda r: r.key)
     return CompiledMatrix(
         name=matrix.definition.name,
         title=matrix.definition.title or matrix.definition.name,
         axes=matrix.catalog.names(),
         compiled_at=now or datetime.now(UTC),
-        evidence_dirs=tuple(str(d) for d in evidence_dirs),
-        runs=tuple(sorted(runs)),
+        evidence_dirs=tuple(evidence_dirs),
+        runs=tuple(runs),
         rows=tuple(rows),
     )
 
 
-def _compile_row(
-    row: PlannedRow,
-    held: list[_Held],
-    matrix: LoadedMatrix,
-    gates: Mapping[str, CurrentGate],
-) -> CompiledRow:
-    requirements = requirements_of(row)
+@dataclass(frozen=True, slots=True)
+class RowTemplate:
+    """A row's derivation, with its evidence as positions in the row's held list: rows whose
+    held lists agree in everything the rule table reads share one (see compile_classes)."""
+
+    state: CellState
+    reasons: tuple[str, ...]
+    limitation: str | None
+    stale: int
+    supporting: tuple[int, ...]
+    gate_outcomes: dict[str, str]
+
+
+def target_revisions(matrix: LoadedMatrix) -> Revisions:
     # Only what the matrix pins: unpinned revisions are never completed from some result, the
     # rule table instead demands that the results behind a state agree on all of them.
-    target = _revisions(matrix.definition.target)
+    return _revisions(matrix.definition.target)
+
+
+def derive_template(
+    requirements: RowRequirements,
+    held: Sequence[Held],
+    gates: Mapping[str, CurrentGate],
+    target: Revisions,
+) -> RowTemplate:
     derivation = derive_state(requirements, (h.item for h in held), gates, target)
-    by_id = {h.item.result_id: h for h in held}
-    evidence = tuple(
-        EvidenceRef(
-            run_id=by_id[rid].item.run_id,
-            result_id=rid,
-            gate_id=by_id[rid].item.gate_id,
-            outcome=by_id[rid].item.outcome.value,
-            artifacts=by_id[rid].artifacts,
-            link=by_id[rid].link,
-        )
-        for rid in derivation.supporting
-    )
+    position = {h.item.result_id: p for p, h in enumerate(held)}
     latest: dict[str, EvidenceItem] = {}
     for h in sorted(held, key=lambda h: h.item.finished_at):
         latest[h.item.gate_id] = h.item
-    return CompiledRow(
-        key=str(row.key),
-        axes=row.key.as_dict(),
+    return RowTemplate(
         state=derivation.state,
         reasons=derivation.reasons,
-        required_gates=requirements.requires,
         limitation=(
             derivation.limitation
             if derivation.state is CellState.LIMITED
             else requirements.limitation
         ),
-        evidence=evidence,
+        stale=derivation.stale,
+        supporting=tuple(position[rid] for rid in derivation.supporting),
         gate_outcomes={gate: i.outcome.value for gate, i in sorted(latest.items())},
+    )
+
+
+def build_row(
+    row: PlannedRow,
+    key: str,
+    requirements: RowRequirements,
+    template: RowTemplate,
+    evidence: tuple[EvidenceRef, ...],
+) -> CompiledRow:
+    return CompiledRow(
+        key=key,
+        axes=row.key.as_dict(),
+        state=template.state,
+        reasons=template.reasons,
+        required_gates=requirements.requires,
+        limitation=template.limitation,
+        evidence=evidence,
+        gate_outcomes=dict(template.gate_outcomes),
         declared=row.spec.declared,
         note=row.spec.note,
-        stale=derivation.stale,
+        stale=template.stale,
     )
+
+
+def _compile_row(
+    row: PlannedRow,
+    held: list[Held],
+    matrix: LoadedMatrix,
+    gates: Mapping[str, CurrentGate],
+) -> CompiledRow:
+    requirements = requirements_of(row)
+    template = derive_template(requirements, held, gates, target_revisions(matrix))
+    evidence = tuple(held[p].ref() for p in template.supporting)
+    return build_row(row, str(row.key), requirements, template, evidence)

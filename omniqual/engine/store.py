@@ -4,6 +4,7 @@ Layout of ``<root>/<run_id>/``::
 
     journal.jsonl        append-only records (the source of truth; see omniqual.engine.journal)
     run.json             RunSummary, written atomically when the run finishes (a convenience)
+    digest.npz           the results as columns, for compile (a cache; see engine.run_digest)
     artifacts/<sha256>   content-addressed evidence files, each published atomically
 
 A run directory appears under its final name only once its journal holds the run-started record
@@ -33,6 +34,7 @@ from omniqual.domain.run import (
     RunSummary,
 )
 from omniqual.engine.artifacts import ARTIFACTS_DIR, artifact_path, store_bytes, store_file
+from omniqual.engine.digest_files import write_digest
 from omniqual.engine.durable import (
     fsync_dir,
     remove_stale_temp_files,
@@ -242,6 +244,11 @@ class RunWriter:
         finally:
             self._journal.close()
         self._summary = summary
+        try:
+            write_digest(self._run_dir, self._results)
+        except Exception:
+            # The digest only saves compile a re-read of the journal; never fail a run on it.
+            logger.warning("run %s: digest not written", self.run_id, exc_info=True)
         logger.info("run %s finished: %s, %d results", self.run_id, status, len(self._results))
         return summary
 

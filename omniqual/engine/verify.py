@@ -5,7 +5,9 @@ line is reported as such: a writer stopped mid-write), recomputes the sha256 of 
 the journal records or a result references, hashes the files in ``artifacts/`` that the journal
 does not know (a file whose name is not its content hash is damage; a well-named one is what a
 crash between publication and journaling leaves, a note), and compares ``run.json`` with the
-journal when the run says it finished. The cli formats the answer; nothing here prints.
+journal when the run says it finished, and checks the columnar digest compile reads agrees with
+the journal (a missing or stale one is a note: compile rebuilds it). The cli formats the answer;
+nothing here prints.
 """
 
 import hashlib
@@ -17,6 +19,7 @@ from pydantic import ValidationError
 
 from omniqual.domain.run import RunSummary
 from omniqual.engine.artifacts import ARTIFACTS_DIR
+from omniqual.engine.digest_files import check_digest
 from omniqual.engine.durable import TEMP_PREFIX
 from omniqual.engine.errors import StoreError
 from omniqual.engine.journal import JOURNAL_NAME
@@ -84,6 +87,9 @@ def verify_run(run_dir: Path) -> RunVerification:
     stray, notes, hashed = _unjournaled(run_dir, known)
     problems += stray
     problems += _summary_problems(run_dir, contents)
+    digest_problems, digest_notes = check_digest(run_dir, contents.results)
+    problems += digest_problems
+    notes += digest_notes
     return RunVerification(
         run_dir=run_dir, run_id=contents.run_id, results=len(contents.results),
         artifacts_checked=len(known) + hashed, problems=tuple(problems), notes=tuple(notes),

@@ -1,0 +1,118 @@
+"""When a run's digest is written, trusted, rebuilt and checked.
+
+Written once the run-finished record is durable; trusted by compile while the journal still has
+the recorded size and tail (a journal only grows, or loses a torn tail on resume: either changes
+its size); otherwise rebuilt from the journal and cached again. ``evidence verify`` hashes the
+whole journal and compares every result. A digest is never needed: failing to write one only
+costs a rebuild later.
+"""
+
+import logging
+import zipfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from omniqual.domain.result import GateResult
+from omniqual.engine.digest import ResultDigest, iter_digests
+from omniqual.engine.durable import write_atomic
+from omniqual.engine.journal import JOURNAL_NAME
+from omniqual.engine.run_digest import (
+    DIGEST_NAME,
+    FORMAT,
+    DigestBuilder,
+    RunDigest,
+    stamp_journal,
+    tail_sha256,
+)
+
+logger = logging.getLogger(__name__)
+
+_UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
+
+
+def build_digest(results: Iterable[GateResult | ResultDigest], journal: Path) -> RunDigest:
+    builder = DigestBuilder()
+    for result in results:
+        builder.add(result)
+    return builder.build(stamp_journal(journal))
+
+
+def write_digest(run_dir: Path, results: Iterable[GateResult]) -> None:
+    """Digest ``results`` (every result the journal holds, in order) and store it."""
+    digest = build_digest(results, run_dir / JOURNAL_NAME)
+    write_atomic(run_dir / DIGEST_NAME, [digest.save()])
+
+
+def load_current(run_dir: Path) -> RunDigest | None:
+    """The stored digest if it describes the journal as it is now, else None."""
+    try:
+        digest = RunDigest.load(run_dir / DIGEST_NAME)
+    except FileNotFoundError:
+        return None
+    except _UNREADABLE as exc:
+        logger.info("%s: unreadable digest (%s); rebuilding", run_dir / DIGEST_NAME, exc)
+        return None
+    journal = run_dir / JOURNAL_NAME
+    size = journal.stat().st_size
+    recorded = digest.meta.journal
+    if digest.meta.format != FORMAT or recorded.size != size:
+        return None
+    return digest if recorded.tail_sha256 == tail_sha256(journal, size) else None
+
+
+def rebuild_digest(run_dir: Path) -> RunDigest:
+    """Re-read the journal into a digest and cache it (when the journal held still meanwhile)."""
+    journal = run_dir / JOURNAL_NAME
+    before = journal.stat().st_size
+    digest = build_digest(iter_digests(run_dir), journal)
+    if digest.meta.journal.size == before:
+        try:
+            write_atomic(run_dir / DIGEST_NAME, [digest.save()])
+        except OSError as exc:  # read-only evidence: compile still works, just slower
+            logger.info("%s: digest not cached (%s)", run_dir, exc)
+    return digest
+
+
+def current_digest(run_dir: Path) -> RunDigest:
+    return load_current(run_dir) or rebuild_digest(run_dir)
+
+
+def check_digest(run_dir: Path, results: Sequence[GateResult]) -> tuple[list[str], list[str]]:
+    """(problems, notes): a digest that disagrees with the journal ``results`` were read from
+    is a problem; a missing, older-format or stale one (compile rebuilds it) is a note."""
+    path = run_dir / DIGEST_NAME
+    if not path.exists():
+        return [], [f"{path}: no digest (compile rebuilds it from the journal)"]
+    try:
+        stored = RunDigest.load(path)
+    except _UNREADABLE as exc:
+        return [f"{path}: unreadable digest ({type(exc).__name__})"], []
+    if stored.meta.format != FORMAT:
+        return [], [f"{path}: digest format {stored.meta.format}, not {FORMAT} (compile "
+                    "rebuilds it)"]  # fmt: skip
+    expected = build_digest(results, run_dir / JOURNAL_NAME)
+    recorded, actual = stored.meta.journal, expected.meta.journal
+    if recorded.size != actual.size:
+        return [], [f"{path}: stale: built from a journal of {recorded.size} bytes, it now has "
+                    f"{actual.size} (compile rebuilds it)"]  # fmt: skip
+    if recorded != actual:
+        return [
+            f"{path}: records the journal as sha256 {recorded.sha256[:12]}… with "
+            f"{recorded.lines} lines, but the journal is {actual.sha256[:12]}… with "
+            f"{actual.lines} lines at the same size: one of the two was altered"
+        ], []
+    difference = _first_difference(stored, expected)
+    return ([f"{path}: disagrees with the journal: {difference}"] if difference else []), []
+
+
+def _first_difference(stored: RunDigest, expected: RunDigest) -> str | None:
+    if len(stored) != len(expected):
+        return f"{len(stored)} results, the journal holds {len(expected)}"
+    pairs = zip(stored.results(), expected.results(), strict=True)
+    for i, (ours, theirs) in enumerate(pairs):
+        if ours != theirs:
+            fields = [name for name in type(theirs).model_fields
+                      if getattr(ours, name) != getattr(theirs, name)]  # fmt: skip
+            return (f"result {i + 1} ({theirs.result_id}) differs in "
+                    f"{', '.join(fields) or 'its fields'}")  # fmt: skip
+    return None
