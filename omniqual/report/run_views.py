@@ -16,6 +16,7 @@ from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import RunSummary
+from omniqual.report.abort_views import abort_blocks
 from omniqual.report.blocks import NO_EVIDENCE, Block, Bullets, Section, Table, non_empty
 from omniqual.report.checklist import (
     SECTION_BY_KIND,
@@ -45,6 +46,8 @@ from omniqual.report.links import EvidenceLinks
 from omniqual.report.parity_views import parity_blocks
 from omniqual.report.recipe_block import recipe_blocks
 from omniqual.report.redact import safe_command, safe_text
+from omniqual.report.soak_views import soak_blocks
+from omniqual.report.stage_views import STAGE_FILL, stage_blocks
 from omniqual.report.sweep_views import sweep_blocks
 from omniqual.report.timing_views import run_timing_blocks
 from omniqual.report.views import MatrixView, matrix_view
@@ -235,15 +238,18 @@ def _accuracy_figures(ctx: _Context) -> tuple[Block, ...]:
 
 
 def _performance_figures(ctx: _Context) -> tuple[Block, ...]:
-    return sweep_blocks(ctx.of("performance"), ctx.labels)
+    return (*sweep_blocks(ctx.of("performance"), ctx.labels),
+            *soak_blocks(ctx.of("performance"), ctx.labels, ctx.links))  # fmt: skip
 
 
 def _output_figures(ctx: _Context) -> tuple[Block, ...]:
-    return ()
+    # Stage accounting is recorded by load gates (soak) of any section. Without any record it
+    # says what would fill it: here beside output evidence, else in the section's empty note.
+    return stage_blocks(ctx.results, ctx.labels, ctx.links, say_missing=bool(ctx.of("output")))
 
 
 def _fault_figures(ctx: _Context) -> tuple[Block, ...]:
-    return ()
+    return abort_blocks(ctx.of("fault"), ctx.labels, ctx.links)
 
 
 def run_report_view(evidence: RunEvidence) -> RunReportView:
@@ -272,7 +278,7 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
                 empty_note=fill["performance"]),
         Section(7, "Output contract and stage accounting",
                 non_empty(*_output_figures(ctx), *ctx.evidence("output")),
-                empty_note=fill["output"]),
+                empty_note=f"{fill['output']}; {STAGE_FILL}"),
         Section(8, "Abort / disconnect / fault results and cleanup",
                 non_empty(*_fault_figures(ctx), *ctx.evidence("fault")),
                 empty_note=fill["fault"]),
