@@ -9,7 +9,7 @@ A section without evidence says so and names the gate (or check kind) that would
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from omniqual.domain.matrix import CompiledMatrix
@@ -17,7 +17,16 @@ from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import RunSummary
 from omniqual.report.abort_views import abort_blocks
-from omniqual.report.blocks import NO_EVIDENCE, Block, Bullets, Section, Table, non_empty
+from omniqual.report.blocks import (
+    NO_EVIDENCE,
+    Block,
+    Bullets,
+    Gallery,
+    Picture,
+    Section,
+    Table,
+    non_empty,
+)
 from omniqual.report.checklist import (
     SECTION_BY_KIND,
     TRACK_BY_SECTION,
@@ -234,7 +243,26 @@ def _limitations(view: MatrixView) -> Section:
 # section's results and the row labels returning blocks (sweep_views draws the offload
 # frontier; soak plots, stage accounting and abort cleanup figures join sections 6, 7 and 8).
 def _accuracy_figures(ctx: _Context) -> tuple[Block, ...]:
-    return parity_blocks(ctx.of("accuracy"), ctx.labels)
+    return _linked_pictures(parity_blocks(ctx.of("accuracy"), ctx.labels), ctx)
+
+
+def _linked_pictures(blocks: tuple[Block, ...], ctx: _Context) -> tuple[Block, ...]:
+    """Gallery pictures linked to their artifact files (Markdown links them, never inlines)."""
+    runs = {a.sha256: r.run_id for r in ctx.results for a in r.artifacts}
+
+    def link(p: Picture) -> Picture:
+        if p.sha256 is None or p.sha256 not in runs:
+            return p
+        return replace(p, link=ctx.links.artifact(runs[p.sha256], p.sha256) or None)
+
+    return tuple(
+        replace(
+            b, rows=tuple(replace(row, pictures=tuple(map(link, row.pictures))) for row in b.rows)
+        )
+        if isinstance(b, Gallery)
+        else b
+        for b in blocks
+    )
 
 
 def _performance_figures(ctx: _Context) -> tuple[Block, ...]:

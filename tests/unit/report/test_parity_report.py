@@ -105,7 +105,8 @@ def test_markdown_links_the_pictures_and_carries_no_payload(tmp_path: Path) -> N
     markdown = render_run_report(report, "md")
     assert "base64" not in markdown
     for digest in _pictures(result):
-        assert f"({result.run_id}/artifacts/{digest})" in markdown
+        # linked as files relative to where the report is read (here: the working directory)
+        assert f"/{result.run_id}/artifacts/{digest})" in markdown
 
 
 def test_a_tampered_picture_is_not_embedded(tmp_path: Path) -> None:

@@ -251,3 +251,15 @@ def test_a_small_report_is_not_trimmed_and_the_step_summary_points_at_the_full_o
     summary = render_run_report(evidence, "step-summary")
     assert "- Full report: report.html" in summary
     assert "| 6 | Raw performance runs and memory traces | no evidence recorded" in summary
+
+
+def test_markdown_tables_are_contiguous() -> None:
+    """A blank line inside a Markdown table ends it: GitHub would show the rest as text."""
+    from tests.golden.report_fixtures import run_evidence
+
+    text = render_run_report(run_evidence(), "md-full")
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("|---") or line.startswith("|:-"):
+            assert lines[i - 1].startswith("|"), f"separator without its header at line {i}"
+    assert "|\n\n|" not in text
