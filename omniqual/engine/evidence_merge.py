@@ -71,9 +71,10 @@ def merge_evidence(sources: Sequence[Path], out: Path) -> MergeOutcome:
     missing = [str(p) for p in sources if not p.exists()]
     if missing:
         raise StoreError(f"no such evidence directory: {', '.join(missing)}")
-    run_dirs = find_runs(list(sources))
     existing = find_runs([out]) if out.is_dir() else []
-    if not run_dirs:
+    present = {p.resolve() for p in existing}
+    run_dirs = [p for p in find_runs(list(sources)) if p.resolve() not in present]
+    if not run_dirs and not existing:
         names = ", ".join(str(p) for p in sources)
         raise StoreError(f"no run directory (holding {JOURNAL_NAME}) under {names}")
     notes: list[str] = []
@@ -86,7 +87,6 @@ def merge_evidence(sources: Sequence[Path], out: Path) -> MergeOutcome:
         chosen[source.contents.run_id] = source if kept is None else _pick(kept, source, notes)
     written: list[str] = []
     copied = 0
-    present = {p.resolve() for p in existing}
     for run_id, source in sorted(chosen.items()):
         if source.run_dir.resolve() in present:
             continue  # already in the merged root, as chosen

@@ -52,6 +52,8 @@ def test_the_same_run_twice_is_kept_once_and_merging_again_changes_nothing(
     again = merge_evidence([tmp_path / "agent-a", tmp_path / "agent-b"], out)
     assert again.written == tuple(p.name for p in find_runs([tmp_path / "agent-b"]))
     assert len(again.runs) == 2 and again.results == 2
+    into_itself = merge_evidence([out], out)  # the output named as a source too
+    assert into_itself.written == () and into_itself.notes == () and into_itself.results == 2
 
 
 def test_one_result_id_with_different_content_names_both_and_writes_nothing(
