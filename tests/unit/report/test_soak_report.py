@@ -13,10 +13,12 @@ from omniqual.domain.stage_accounting import PROFILER_FLAG, account
 from omniqual.report.abort_views import abort_blocks
 from omniqual.report.blocks import Bullets, KeyValues, Plot, Table
 from omniqual.report.links import EvidenceLinks
+from omniqual.report.render import render_run_report
+from omniqual.report.run_views import RunEvidence, run_report_view
 from omniqual.report.soak_plot import cdf_svg
 from omniqual.report.soak_views import quantile, soak_blocks, soak_tables
 from omniqual.report.stage_views import FILL, STAGE_FILL, stage_blocks
-from tests.unit.report.conftest import ResultFactory
+from tests.unit.report.conftest import MatrixFactory, ResultFactory, RowFactory
 
 MIB = 2**20
 ROW = "model=flux;task=t2i;quantization=bf16;hardware=h200"
@@ -166,6 +168,40 @@ def test_abort_cleanup_figures(make_result: ResultFactory) -> None:
     assert abort_blocks([make_result("abort", "abort")], LABELS) == ()
 
 
-def test_matrix_cell_state_enum_still_has_four_states() -> None:
-    # The views add no state: the report's four matrix states are untouched.
-    assert len(CellState) == 4
+def _evidence(make_result: ResultFactory, make_matrix: MatrixFactory,
+              make_row: RowFactory) -> RunEvidence:  # fmt: skip
+    abort = make_result("abort", "abort", effective={"abort_cleanup": cleanup().model_dump()})
+    return RunEvidence(title="soak", matrix=make_matrix(make_row(CellState.VALIDATED)),
+                       results=(soak_result(make_result), abort))  # fmt: skip
+
+
+def test_sections_6_7_8_carry_the_figures_and_html_inlines_escaped_svg(
+    make_result: ResultFactory, make_matrix: MatrixFactory, make_row: RowFactory
+) -> None:
+    evidence = _evidence(make_result, make_matrix, make_row)
+    sections = {s.number: s for s in run_report_view(evidence).sections}
+    assert [b.title for b in sections[6].blocks if isinstance(b, Plot)] == [
+        "Latency CDF per phase: #1 (soak)", "Offered vs achieved rate: #1 (soak)",
+        "Memory over time: #1 (soak)"]  # fmt: skip
+    assert sections[7].blocks[0].title == "Stage accounting (server stage_durations)"
+    assert any(b.title == "Work after each cut: #1 (abort)" and isinstance(b, Plot)
+               for b in sections[8].blocks)  # fmt: skip
+    html = render_run_report(evidence, "html")
+    assert html.count("<svg") == 4 and "<?xml" not in html and "<!--" not in html
+    assert "<b>above</b>" not in html and "<i>queued</i>" not in html
+    assert "&lt;b&gt;above&lt;/b&gt;" in html and "&lt;i&gt;queued&lt;/i&gt;" in html
+    assert "<script" not in html and 'src="http' not in html
+    markdown = render_run_report(evidence, "md")
+    assert "<svg" not in markdown and "base64" not in markdown
+    assert "Fraction of plain requests answered OK within a latency" in markdown
+    assert "Soak phases: #1 (soak)" in markdown and "0.25 / 0.25 (n=2)" in markdown
+    assert render_run_report(evidence, "html") == html  # byte-stable
+
+
+def test_without_stage_records_section_7_is_empty_and_names_the_gate_and_flag(
+    make_result: ResultFactory, make_matrix: MatrixFactory, make_row: RowFactory
+) -> None:
+    evidence = RunEvidence(title="t", matrix=make_matrix(make_row(CellState.VALIDATED)),
+                           results=(make_result("g1", "parity"),))  # fmt: skip
+    section = next(s for s in run_report_view(evidence).sections if s.number == 7)
+    assert section.empty and STAGE_FILL in section.empty_note
