@@ -84,6 +84,8 @@ def bench_command(
         profile=profile, duration_s=duration, requests=requests, seed=seed, slo=slo,
         max_p99_issue_lag_ms=max_issue_lag_ms, in_flight_cap=in_flight_cap, max_rate=max_rate,
     )  # fmt: skip
+    if not target.startswith(("http://", "https://")):
+        out.print(f"launching recipe {target} (an embedded server can take minutes to be ready)")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=out, transient=False, refresh_per_second=2) as progress:
         result = asyncio.run(run_bench(options, _Bar(progress)))

@@ -76,7 +76,9 @@ def _p99(values: list[float]) -> float | None:
 # ------------------------------------------------------------------------------ the peer
 
 
-async def _peer(url: str, rate: float, count: int, steps: int, size: str) -> dict[str, Any]:
+async def _peer(
+    url: str, rate: float, count: int, steps: int, size: str, model: str
+) -> dict[str, Any]:
     import aiohttp
 
     endpoint = url.rstrip("/") + "/v1/images/generations"
@@ -93,7 +95,7 @@ async def _peer(url: str, rate: float, count: int, steps: int, size: str) -> dic
             nonlocal failures
             async with semaphore:
                 payload = {
-                    "model": "default",
+                    "model": model,
                     "prompt": f"Random prompt {index} for benchmarking diffusion models",
                     "n": 1,
                     "size": size,
@@ -222,7 +224,7 @@ async def _omniqual(url: str, rate: float, count: int, seed: int, transport: str
 def _child(args: argparse.Namespace) -> None:
     rate, count = args.rate, args.count
     if args.driver == "peer":
-        figures = asyncio.run(_peer(args.target, rate, count, 2, "64x64"))
+        figures = asyncio.run(_peer(args.target, rate, count, 2, "64x64", args.model))
     else:
         transport = "aiohttp" if args.driver == "omniqual" else "httpx"
         figures = asyncio.run(_omniqual(args.target, rate, count, args.seed, transport))
@@ -232,9 +234,24 @@ def _child(args: argparse.Namespace) -> None:
 # ------------------------------------------------------------------------------ the parent
 
 
-def _run_child(driver: str, target: str, rate: float, count: int, seed: int) -> dict[str, Any]:
+def _served_model(target: str) -> str:
+    """The id to send as ``model`` (the peer's default "default" is refused by a real server)."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(target.rstrip("/") + "/v1/models", timeout=10) as answer:
+            listing = json.loads(answer.read())
+        return str(listing["data"][0]["id"])
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return "default"
+
+
+def _run_child(
+    driver: str, target: str, rate: float, count: int, seed: int, model: str
+) -> dict[str, Any]:
     argv = [sys.executable, __file__, "--child", "--driver", driver, "--target", target,
-            "--rate", str(rate), "--count", str(count), "--seed", str(seed)]  # fmt: skip
+            "--rate", str(rate), "--count", str(count), "--seed", str(seed),
+            "--model", model]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{driver} at {rate}/s failed:\n{done.stderr[-2000:]}")
@@ -318,6 +335,7 @@ def main() -> None:
     parser.add_argument("--driver", choices=DRIVERS, help=argparse.SUPPRESS)
     parser.add_argument("--rate", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--model", default="default", help=argparse.SUPPRESS)
     parser.add_argument("--target", default=None, help="A server URL (default: instant server)")
     parser.add_argument("--rates", default="200,1000")
     parser.add_argument("--seconds", type=float, default=5.0)
@@ -335,6 +353,7 @@ def main() -> None:
                                   stdout=subprocess.PIPE, text=True)  # fmt: skip
         assert server.stdout is not None
         target = f"http://127.0.0.1:{int(server.stdout.readline())}"
+    model = _served_model(target)
     rates = [float(r) for r in args.rates.split(",")]
     drivers = args.drivers.split(",")
     started = time.monotonic()
@@ -345,7 +364,7 @@ def main() -> None:
                 order = drivers[rep % len(drivers) :] + drivers[: rep % len(drivers)]
                 for driver in order:
                     count = max(1, round(rate * args.seconds))
-                    row = _run_child(driver, target, rate, count, args.seed + rep)
+                    row = _run_child(driver, target, rate, count, args.seed + rep, model)
                     row["rep"] = rep
                     rows.append(row)
                     print(f"  rep {rep} {driver:<9} {rate:g}/s done", file=sys.stderr, flush=True)
