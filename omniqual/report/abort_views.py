@@ -75,7 +75,7 @@ def _plot(record: AbortCleanup) -> str:
     from matplotlib.figure import Figure
 
     cuts = [c for c in record.cuts if c.ran_on_s is not None]
-    figure = Figure(figsize=(6.4, 0.6 + 0.35 * len(cuts)), layout="constrained")
+    figure = Figure(figsize=(6.4, 1.4 + 0.3 * len(cuts)), layout="constrained")
     axes = figure.add_subplot()
     names = [c.case for c in cuts]
     positions = list(range(len(cuts)))
@@ -90,7 +90,8 @@ def _plot(record: AbortCleanup) -> str:
     axes.invert_yaxis()
     axes.set_xlabel("seconds of service after the cut", fontsize=9)
     axes.grid(True, axis="x", linewidth=0.4, alpha=0.5)
-    axes.legend(loc="lower right", fontsize=7)
+    # Beside the axes: inside, it would hide the marks near the largest allowance.
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     return figure_svg(figure, "omniqual-abort")
 
 
