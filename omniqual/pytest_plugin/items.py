@@ -115,6 +115,8 @@ class GateItem(pytest.Item):
         from omniqual.engine.single_gate import run_single_gate
 
         config = self.config
+        if not _is_url(self.target):
+            _stop_servers_on_sigterm(config)
         command = ("pytest", *config.invocation_params.args)
         caught: tuple[type[Exception], ...] = (
             SpecError, ValueError, RecipeNotFound, StoreError, *_target_errors()
@@ -162,6 +164,21 @@ class GateItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.line - 1 if self.line is not None else None
         return self.path, line, f"omniqual {self.gate_id} on {self.row}"
+
+
+_SIGNALS_KEY = pytest.StashKey[bool]()
+
+
+def _stop_servers_on_sigterm(config: pytest.Config) -> None:
+    """Servers are launched from worker threads; only the main thread (pytest's, here) can make
+    SIGTERM stop them, as ``gate run`` does. Undone when the session ends."""
+    from omniqual.deploy.reaper import install_signal_handlers, uninstall_signal_handlers
+
+    if config.stash.get(_SIGNALS_KEY, False):
+        return
+    install_signal_handlers()
+    config.stash[_SIGNALS_KEY] = True
+    config.add_cleanup(uninstall_signal_handlers)
 
 
 def _exact(row: RowKey) -> str:
