@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from omniqual.loadgen.records import LoadRun, RecordStatus
+from omniqual.loadgen.records import LoadRun
 from omniqual.loadgen.stats import PercentileValue, RunSummary, Verdict
 
 SCHEMA_VERSION: Literal[1] = 1
@@ -209,7 +209,7 @@ def build_phase(
         planned_requests=counts.planned,
         issued_requests=counts.issued,
         not_sent_requests=sum(
-            1 for r in run.records if r.status is RecordStatus.NOT_ISSUED or r.sent_s is None
+            1 for r in run.records if r.sent_s is None
         ),
         achieved_over_offered=rates.achieved_issue / offered if offered > 0 else 0.0,
         achieved_over_planned=rates.issue_fidelity,
