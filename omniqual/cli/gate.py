@@ -54,8 +54,11 @@ def list_gates(root: Path = typer.Option(None, "--root", help="Project root.")) 
     project = find_project(root)
     for gate_id, gate in sorted(load_gates(project.gates, load_catalog(project.axes_file)).items()):
         scope = gate.spec.applies_to or "every row"
+        levels = "-".join(dict.fromkeys(gate.spec.ci_levels[:1] + gate.spec.ci_levels[-1:]))
+        track = f"{gate.spec.track.value} ({levels})" if gate.spec.track else "none"
         typer.echo(
-            f"{gate_id}  kind={gate.spec.kind}  v{gate.spec.version}  ({scope})  {gate.spec.title}"
+            f"{gate_id}  kind={gate.spec.kind}  v{gate.spec.version}  track={track}  ({scope})  "
+            f"{gate.spec.title}"
         )
 
 
