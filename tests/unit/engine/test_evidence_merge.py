@@ -24,8 +24,11 @@ def two_agents(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_two_runs_merge_into_one_root_that_verifies(tmp_path: Path) -> None:
     a, b = two_agents(tmp_path)
+    (a / "logs").mkdir()
+    (a / "logs" / "tiny-attempt.log").write_text("server log\n")
     out = tmp_path / "merged"
     merged = merge_evidence([tmp_path / "agent-a", tmp_path / "agent-b"], out)
+    assert (out / a.name / "logs" / "tiny-attempt.log").read_text() == "server log\n"
     assert merged.runs == tuple(sorted((a.name, b.name)))
     assert merged.written == merged.runs and merged.results == 2 and merged.artifacts == 2
     assert [p.name for p in find_runs([out])] == sorted((a.name, b.name))
