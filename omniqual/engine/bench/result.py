@@ -149,6 +149,47 @@ class BenchResult(BaseModel):
     sweep: SweepSummary | None = None
     verdict: Verdict
     reasons: tuple[str, ...]
+    # A single-rate run also carries its phase's vLLM-Omni fields at the top level, where
+    # dashboards reading that script's --output-file look (absent for several phases).
+    duration: float | None = None
+    completed_requests: int | None = None
+    failed_requests: int | None = None
+    throughput_qps: float | None = None
+    latency_mean: float | None = None
+    latency_median: Claimed = None
+    latency_p50: Claimed = None
+    latency_p95: Claimed = None
+    latency_p99: Claimed = None
+    peak_memory_mb_max: float | None = None
+    peak_memory_mb_mean: float | None = None
+    peak_memory_mb_median: float | None = None
+    endpoint: str | None = None
+    model: str | None = None
+    dataset: str | None = None
+    task: str | None = None
+
+    @model_validator(mode="after")
+    def _top_level_is_the_single_phase(self) -> BenchResult:
+        if len(self.phases) != 1 and self.duration is not None:
+            raise ValueError("top-level vLLM-Omni fields belong to single-phase runs only")
+        if self.duration is not None:
+            phase = self.phases[0]
+            wrong = [k for k in VLLM_OMNI_FIELDS if getattr(self, k) != getattr(phase, k)]
+            if wrong:
+                raise ValueError(f"top-level {', '.join(sorted(wrong))} differ from the phase")
+        return self
+
+
+VLLM_OMNI_FIELDS = (
+    "duration", "completed_requests", "failed_requests", "throughput_qps", "latency_mean",
+    "latency_median", "latency_p50", "latency_p95", "latency_p99", "peak_memory_mb_max",
+    "peak_memory_mb_mean", "peak_memory_mb_median", "endpoint", "model", "dataset", "task",
+)  # fmt: skip
+
+
+def flat_fields(phases: tuple[BenchPhase, ...]) -> dict[str, object]:
+    """The single phase's vLLM-Omni fields for the top level (nothing for several phases)."""
+    return {k: getattr(phases[0], k) for k in VLLM_OMNI_FIELDS} if len(phases) == 1 else {}
 
 
 def _peaks(values: list[float]) -> tuple[float | None, float | None, float | None]:
@@ -208,9 +249,7 @@ def build_phase(
         seed=run.requested.seed,
         planned_requests=counts.planned,
         issued_requests=counts.issued,
-        not_sent_requests=sum(
-            1 for r in run.records if r.sent_s is None
-        ),
+        not_sent_requests=sum(1 for r in run.records if r.sent_s is None),
         achieved_over_offered=rates.achieved_issue / offered if offered > 0 else 0.0,
         achieved_over_planned=rates.issue_fidelity,
         p99_issue_lag_s=run.effective.p99_issue_lag_s,

@@ -17,7 +17,13 @@ from datetime import UTC, datetime
 
 from omniqual import __version__
 from omniqual.engine.bench.options import BenchOptions
-from omniqual.engine.bench.result import BenchPhase, BenchResult, SweepSummary, build_phase
+from omniqual.engine.bench.result import (
+    BenchPhase,
+    BenchResult,
+    SweepSummary,
+    build_phase,
+    flat_fields,
+)
 from omniqual.engine.bench.target import bench_target
 from omniqual.engine.bench.transport import TRANSPORT, AiohttpSend
 from omniqual.loadgen.issuer import IssuerSettings, Send, issue
@@ -170,4 +176,5 @@ async def run_bench(options: BenchOptions, progress: Progress = _quiet) -> Bench
         sweep=sweep,
         verdict=Verdict.INVALID if reasons else Verdict.VALID,
         reasons=reasons,
+        **flat_fields(tuple(bench.phases)),
     )

@@ -10,7 +10,14 @@ import pytest
 from pydantic import ValidationError
 
 from omniqual.engine.bench.options import make_options
-from omniqual.engine.bench.result import BenchPhase, PercentileClaim, insufficient, shown
+from omniqual.engine.bench.result import (
+    BenchPhase,
+    BenchResult,
+    PercentileClaim,
+    flat_fields,
+    insufficient,
+    shown,
+)
 from omniqual.engine.bench.runner import BenchSession, describe
 from omniqual.loadgen.records import OutcomeStatus, SendOutcome
 from omniqual.loadgen.stats import Verdict
@@ -94,3 +101,24 @@ def test_a_phase_field_cannot_contradict_its_claim(tmp_path: Path) -> None:
     data["latency_p99"] = 0.001
     with pytest.raises(ValidationError, match="disagrees"):
         BenchPhase.model_validate(data)
+
+
+def _result(phases: tuple[BenchPhase, ...], **extra: object) -> BenchResult:
+    return BenchResult(
+        omniqual_version="0", started_at="2026-01-01T00:00:00+00:00", target="t", workload="w",
+        mode="rate" if len(phases) == 1 else "rates", transport="aiohttp", confidence=0.99,
+        max_p99_issue_lag_s=0.01, phases=phases, verdict=Verdict.INVALID, reasons=("r",),
+        **extra,
+    )  # fmt: skip
+
+
+def test_a_single_phase_run_is_readable_as_a_vllm_omni_result(tmp_path: Path) -> None:
+    phase = _phase(tmp_path, 40)
+    single = json.loads(_result((phase,), **flat_fields((phase,))).model_dump_json())
+    assert set(single) >= VLLM_OMNI_FIELDS
+    assert single["latency_p99"] == "insufficient (n < 459)"
+    assert single["completed_requests"] == 36
+    both = _result((phase, phase), **flat_fields((phase, phase)))
+    assert both.duration is None and both.latency_p99 is None
+    with pytest.raises(ValidationError, match="differ from the phase"):
+        _result((phase,), **{**flat_fields((phase,)), "completed_requests": 1})
