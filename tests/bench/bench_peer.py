@@ -39,6 +39,7 @@ import random
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -186,7 +187,7 @@ async def _omniqual(url: str, rate: float, count: int, seed: int, transport: str
     from omniqual.loadgen.workload import WorkloadSpec
 
     spec = WorkloadSpec.model_validate(WORKLOAD)
-    workload = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-peer-{os.getpid()}.yaml"
+    workload = Path(tempfile.gettempdir()) / f"bench-peer-{os.getpid()}.yaml"
     workload.write_text(json.dumps(WORKLOAD), encoding="utf-8")  # JSON is YAML
     try:
         options = make_options(target=url, workload=workload, rate=rate, rates=None,
