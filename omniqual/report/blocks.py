@@ -38,6 +38,8 @@ class KeyValues:
     title: str
     items: tuple[tuple[str, str], ...]
     kind: Literal["keyvalues"] = "keyvalues"
+    links: tuple[str, ...] = ()
+    """Empty, or one link per item ("" where an item has none): the value links its evidence."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,15 +64,15 @@ def host_items(
 ) -> list[tuple[str, str]]:
     """The target host's identity and software, as far as the records know them."""
     if target_host == NOT_VISIBLE:
-        return [("host", NOT_KNOWABLE), ("gpu", NOT_KNOWABLE), ("driver", NOT_KNOWABLE),
+        return [("machine", NOT_KNOWABLE), ("gpu", NOT_KNOWABLE), ("driver", NOT_KNOWABLE),
                 ("cuda / rocm", NOT_KNOWABLE), ("interconnect", NOT_KNOWABLE)]  # fmt: skip
     if env is None:
-        return [("host", UNKNOWN + ": no run fingerprint for this result")]
+        return [("machine", UNKNOWN + ": no run fingerprint for this result")]
     gpus = "; ".join(f"{g.name} {g.memory_total_bytes / GIB:.0f} GiB" for g in env.gpus)
     drivers = sorted({g.driver for g in env.gpus if g.driver})
     where = "the harness host" if target_host == HARNESS_HOST else "the harness host (assumed)"
     return [
-        ("host", f"{where}: {env.machine}, {env.cpu_model} ({env.cpu_count} logical), "
+        ("machine", f"{where}: {env.machine}, {env.cpu_model} ({env.cpu_count} logical), "
                  f"{env.memory_total_bytes / GIB:.0f} GiB, {env.os} {env.kernel}"),
         ("gpu", f"{len(env.gpus)} x {gpus}" if env.gpus else "none (no GPU on this host)"),
         ("driver", ", ".join(drivers) if drivers else
@@ -115,8 +115,7 @@ def recipe_blocks(
         ("vllm-omni", (prov.vllm_omni_version or UNKNOWN) + (
             f" @ {prov.vllm_omni_commit}" if prov and prov.vllm_omni_commit else "")
          if prov else UNKNOWN),
-        ("from result", links.result(any_result.run_id, any_result.result_id) or
-         f"{any_result.run_id}/{any_result.result_id}" if any_result else "none"),
+        ("from result", f"{any_result.run_id}/{any_result.result_id}" if any_result else "none"),
     ]  # fmt: skip
     env = environments.get(any_result.run_id) if any_result else None
     host = host_items(prov.target_host if prov else None, env)
@@ -129,7 +128,9 @@ def recipe_blocks(
         else f"no curl: api_mode {safe_text(api_mode)!r} has no HTTP request omniqual knows"
     )
     items = (*deploy, ("request", request), *((f"host: {k}", v) for k, v in host))
-    blocks: list[Block] = [KeyValues(f"{RECIPE_PREFIX}{label}", items)]
+    href = links.result(any_result.run_id, any_result.result_id) if any_result else ""
+    hrefs = tuple(href if key == "from result" else "" for key, _ in items)
+    blocks: list[Block] = [KeyValues(f"{RECIPE_PREFIX}{label}", items, links=hrefs)]
     if argv:
         blocks.append(Code(f"{RECIPE_PREFIX}{label}: serve command", safe_command(argv)))
     if curl is not None:

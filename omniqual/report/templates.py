@@ -30,13 +30,13 @@ def markdown_escape(value: object) -> str:
     return "<br>".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
 
 
-_NUMBER = re.compile(r"\d")
+_NUMBER = re.compile(r"^[-+~#]?\d")
 
 
 def is_figure(value: object) -> bool:
-    """A table cell holding a number (a measurement, count, status or duration): the HTML
-    report links it to its evidence."""
-    return bool(_NUMBER.search(str(value)))
+    """A table cell that is a number (a measurement, count, status, duration or row number):
+    the HTML report links it to its evidence. Text that merely contains digits is not."""
+    return bool(_NUMBER.match(str(value).strip()))
 
 
 def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
