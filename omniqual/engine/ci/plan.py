@@ -69,8 +69,20 @@ class CiPlan:
     """The matrix path as the pipeline names it (relative to the project root)."""
     steps: tuple[CiStep, ...]
     tracks: tuple[Track, ...]
+    """The tracks chosen; empty: every gate, tracked or not."""
+    row_selector: str
     unplanned_rows: tuple[str, ...]
     """Rows the selection picked that have gates to run but no recipe: they stay `not tested`."""
+
+    @property
+    def command(self) -> str:
+        """The ``omniqual ci plan`` options that choose this work (for the pipeline's header)."""
+        argv = ["omniqual", "ci", "plan", self.matrix]
+        if self.tracks:
+            argv += ["--tracks", ",".join(t.value for t in self.tracks)]
+        if self.row_selector:
+            argv += ["--row", self.row_selector]
+        return shlex.join(argv)
 
     @property
     def report_commands(self) -> tuple[str, ...]:
@@ -172,7 +184,7 @@ def plan_ci(
             for g in sorted(by_gate, key=lambda g: (_order(loaded.gates[g].spec.track), g))
         )  # fmt: skip
         steps.append(CiStep(key, recipe_id, queue, served, runs))
-    return CiPlan(matrix_arg, tuple(steps), tuple(tracks) or tuple(Track), plan.unplanned_rows)
+    return CiPlan(matrix_arg, tuple(steps), tuple(tracks), row_selector, plan.unplanned_rows)
 
 
 def _order(track: Track | None) -> int:
