@@ -23,7 +23,10 @@ from omniqual.domain.stage_accounting import StageAccounting, account
 from omniqual.loadgen.records import LoadRun, RecordStatus, RequestRecord
 
 MIN_WINDOW_S = 0.25
-TARGET_WINDOWS = 30
+TARGET_WINDOWS = 20
+MIN_EXPECTED_PER_WINDOW = 5
+"""Poisson counts of one or two per window plot as noise: a window holds about this many
+scheduled requests at the phase's rate (fewer windows on a slow phase)."""
 STAGE_PREFIX = "stage:"
 
 
@@ -36,10 +39,13 @@ class PhaseRun:
 
 
 def window_width(run: LoadRun) -> float:
-    """About :data:`TARGET_WINDOWS` windows over the phase, none shorter than
+    """At most about :data:`TARGET_WINDOWS` windows over the phase, each expecting at least
+    :data:`MIN_EXPECTED_PER_WINDOW` requests at the requested rate, none shorter than
     :data:`MIN_WINDOW_S`."""
     span = max(run.requested.window_s, run.effective.actual_duration_s)
-    return max(MIN_WINDOW_S, span / TARGET_WINDOWS)
+    rate = run.requested.rate or run.requested.planned_rate
+    expected = MIN_EXPECTED_PER_WINDOW / rate if rate > 0 else 0.0
+    return max(MIN_WINDOW_S, span / TARGET_WINDOWS, expected)
 
 
 def rate_windows(records: Sequence[RequestRecord], span_s: float, width_s: float

@@ -14,7 +14,13 @@ import pytest
 
 from omniqual.checks.load_binding import OmniSend
 from omniqual.checks.soak import SoakCheck
-from omniqual.checks.soak_series import PhaseRun, rate_windows, soak_series, stage_accounting
+from omniqual.checks.soak_series import (
+    PhaseRun,
+    rate_windows,
+    soak_series,
+    stage_accounting,
+    window_width,
+)
 from omniqual.checks.soak_watch import ResourcePoint
 from omniqual.client import OmniClient
 from omniqual.domain.outcomes import GateOutcome
@@ -170,3 +176,11 @@ def test_soak_keeps_its_series_artifact_and_compact_record(tmp_path: Path) -> No
     # The fake reports no stages: the record says none reported, it does not invent zeros.
     assert accounting.reporting == 0 and not accounting.stages
     assert json.loads(harness.sink.blobs["soak-summary.json"])["phases"]
+
+
+def test_windows_expect_several_requests_each_at_the_phase_rate() -> None:
+    records = [record(i, 0.5 * i, 0.5 * i + 0.1) for i in range(40)]
+    slow = run_of(records, 20.0, 0.0)  # requested rate 2/s: 5 requests per 2.5 s window
+    assert window_width(slow) == pytest.approx(2.5)
+    long = run_of([record(i, 0.5 * i, 0.5 * i + 0.1) for i in range(400)], 200.0, 0.0)
+    assert window_width(long) == pytest.approx(10.0)  # 200 s / 20 windows
