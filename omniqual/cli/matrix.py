@@ -5,6 +5,7 @@ from pathlib import Path
 import typer
 
 from omniqual.cli.exits import Exit, err_console, user_errors
+from omniqual.domain.matrix import CompiledMatrix
 from omniqual.engine.matrix_service import (
     compile_from_dirs,
     declared_state_problems,
@@ -12,9 +13,25 @@ from omniqual.engine.matrix_service import (
     write_json,
 )
 from omniqual.engine.plan import serve_config_notes
+from omniqual.report.matrix_pages import PAGE_ROWS, render_matrix_pages
 from omniqual.specs.source import SpecError
 
 matrix_app = typer.Typer(no_args_is_help=True, help="Matrix definitions and compiled matrices.")
+
+
+def write_matrix_pages(
+    compiled: CompiledMatrix, summary: Path, page_rows: int = PAGE_ROWS
+) -> list[Path]:
+    """Write the matrix as HTML at ``summary`` (plus its group pages beside it, when large)."""
+    written = []
+    pages = render_matrix_pages(compiled, summary.stem, page_rows=page_rows)
+    for relative, html in pages.items():
+        path = summary.parent / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8")
+        written.append(path)
+    return written
+
 
 EVIDENCE = typer.Option([], "--evidence", "-e", help="Run directory, or a directory of runs.")
 
@@ -65,6 +82,12 @@ def render(
     fmt: str = typer.Option("md", "--format", "-f", help="md, html or json."),
     evidence: list[Path] = EVIDENCE,
     output: Path = typer.Option(None, "-o", "--output", help="Default: standard output."),
+    page_rows: int = typer.Option(
+        PAGE_ROWS,
+        "--page-rows",
+        help="html: a larger matrix becomes a summary page (-o) and "
+        "pages of at most this many rows per model group in <output stem>/; 0: one page.",
+    ),
 ) -> None:
     """Render the matrix with the exact four state strings, reasons and evidence links."""
     from omniqual.engine.matrix_service import load_compiled_or_compile
@@ -73,6 +96,13 @@ def render(
     if fmt not in ("md", "html", "json"):
         raise ValueError(f"--format must be md, html or json, not {fmt!r}")
     compiled = load_compiled_or_compile(matrix, evidence, output)
+    if fmt == "html" and 0 < page_rows < len(compiled.rows):
+        if output is None:
+            raise ValueError(f"{len(compiled.rows)} rows render as several pages (more than "
+                             "--page-rows): give -o for the summary page")  # fmt: skip
+        for path in write_matrix_pages(compiled, output, page_rows):
+            typer.echo(f"wrote {path}")
+        return
     text = render_matrix(compiled, fmt)  # type: ignore[arg-type]
     if output is None:
         typer.echo(text, nl=False)

@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from pathlib import Path
 
+from omniqual.cli.matrix import write_matrix_pages
 from omniqual.domain.run import RunSummary
 from omniqual.engine.artifacts import ARTIFACTS_DIR
 from omniqual.engine.campaign import CampaignOutcome
@@ -85,8 +86,11 @@ def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path
     )
     for fmt in spec.formats:
         matrix_path = output / f"matrix.{fmt}"
-        matrix_path.write_text(render_matrix(outcome.compiled, fmt), encoding="utf-8")
-        written.append(matrix_path)
+        if fmt == "html":  # a large matrix: a summary page and pages per model group (matrix/)
+            written += write_matrix_pages(outcome.compiled, matrix_path)
+        else:
+            matrix_path.write_text(render_matrix(outcome.compiled, fmt), encoding="utf-8")
+            written.append(matrix_path)
         if fmt != "json":
             report_path = output / f"report.{fmt}"
             report_path.write_text(render_run_report(evidence, fmt), encoding="utf-8")
