@@ -48,8 +48,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "markers", f"omniqual_{track}: an omniqual gate of the {track} track"
         )
-    if config.getoption("omniqual_matrix") and not config.getoption("omniqual_target"):
+    matrix, target = config.getoption("omniqual_matrix"), config.getoption("omniqual_target")
+    if matrix and not target:
         raise pytest.UsageError("--omniqual-matrix needs --omniqual-target URL|RECIPE")
+    if target and not matrix:
+        raise pytest.UsageError("--omniqual-target needs --omniqual-matrix MATRIX")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m/-k deselection sees the list

@@ -119,6 +119,9 @@ def test_usage_errors_are_collection_errors_without_traceback(
     run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "-p", "no:cacheprovider")
     assert run.ret == pytest.ExitCode.USAGE_ERROR
     run.stderr.fnmatch_lines(["*--omniqual-matrix needs --omniqual-target*"])
+    run = pytester.runpytest("--omniqual-target", project, "-p", "no:cacheprovider")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    run.stderr.fnmatch_lines(["*--omniqual-target needs --omniqual-matrix*"])
 
 
 def test_without_the_options_the_plugin_collects_nothing(pytester: pytest.Pytester) -> None:
