@@ -256,6 +256,8 @@ class _GroupRun:
             recorder = timing.current()
             if recorder is not None:
                 recorder.gate(result, recipe.recipe.id)
+                if recipe.recipe.id != lead.recipe.id:
+                    recorder.reused_by(lead.recipe.id)
             # A server the gate crashed is that gate's finding; the next gate gets a fresh
             # launch instead of a column of unreachable errors. A URL is never relaunched.
             if remaining and launched and not await answers_health(target.info.url):

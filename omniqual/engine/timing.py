@@ -55,6 +55,14 @@ class TimingRecorder:
     def launch_reused(self, handle: int) -> None:
         self._launches[handle].reused += 1
 
+    def reused_by(self, recipe: str) -> None:
+        """The latest target launch of ``recipe`` served a gate of another recipe."""
+        for handle in range(len(self._launches) - 1, -1, -1):
+            entry = self._launches[handle]
+            if entry.recipe == recipe and entry.role == "target":
+                entry.reused += 1
+                return
+
     def gate(self, result: GateResult, recipe: str, overlapped_with: str | None = None) -> None:
         self._gates.append(GateTiming(
             gate=result.gate_id, row=result.row, recipe=recipe, started_at=result.started_at,

@@ -157,6 +157,7 @@ def test_the_run_records_its_timing_breakdown(
         ("live", "target", 1.5)
     ]
     assert recorded.launches[0].stopped_at is not None
+    assert recorded.launches[0].reused == 2  # the twin's two gates ran on live's launch
     assert sorted(g.gate for g in recorded.gates) == ["bad", "good", "good", "load"]
     beside = [g for g in recorded.gates if g.gate == "load"]
     assert beside[0].overlapped_with == "start-up of live"
