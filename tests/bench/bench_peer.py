@@ -19,11 +19,13 @@ the same number of requests (rate x seconds):
   by all requests (the kinder reading of the description for the peer's CPU figure).
 
 Figures per driver: client CPU-seconds per 1,000 requests (user+system of the driver process,
-over the timed phase only: interpreter start, imports and warm-up are excluded), p99 issue lag
-(actual send minus the driver's own planned send time), achieved/offered (requests sent per
-second of the sending window over the offered rate) and achieved/planned (the same over the rate
-the driver's own draw contains, which removes the Poisson draw's +-1/sqrt(n) noise). The summary
-prints each figure's range over the repeats and the ratio omniqual/peer per repeat.
+over the timed phase with its result metrics: interpreter start, imports and warm-up excluded),
+p99 issue lag (actual send minus the driver's own planned send time), achieved/offered (requests
+sent per second of the sending window over the offered rate) and achieved/planned (the same over
+the rate the driver's own draw contains, which removes the Poisson draw's +-1/sqrt(n) noise).
+The summary prints each figure's range over the repeats and the ratio omniqual/peer per repeat.
+At low rates a phase's fixed cost (omniqual's summary: percentiles, their sufficiency bounds,
+the result model) is spread over few requests, so CPU per 1k rises for both.
 
 The machine may be shared: CPU figures are noisy, hence repeats and ranges. Goals (issue 12):
 CPU/1k <= 1/5 of the peer's; p99 issue lag <= 2 ms at 200 RPS; achieved >= 0.99 at 1000 RPS.
@@ -75,6 +77,21 @@ def _p99(values: list[float]) -> float | None:
 
 
 # ------------------------------------------------------------------------------ the peer
+
+
+def _peer_metrics(latencies: list[float], t0: float, end: float, ok: int) -> dict[str, float]:
+    """What the peer computes once its run is over (counted in its CPU, as ours is)."""
+    import numpy as np
+
+    data = np.array(latencies)
+    duration = end - t0
+    return {
+        "duration": duration,
+        "throughput_qps": ok / duration,
+        "latency_mean": float(data.mean()),
+        "latency_median": float(np.median(data)),
+        **{f"latency_p{q}": float(np.percentile(data, q)) for q in (99, 95, 50)},
+    }
 
 
 async def _peer(
@@ -136,6 +153,7 @@ async def _peer(
                 await asyncio.sleep(gap)
             tasks.append(asyncio.create_task(request(index, planned)))
         await asyncio.gather(*tasks)
+        _peer_metrics(latencies, t0, loop.time(), count - failures)  # its result, in the window
         cpu = _cpu() - cpu
     window = max(sent_at) - t0
     planned_window = planned - t0
