@@ -126,7 +126,7 @@ def abort_blocks(results: Iterable[GateResult], labels: RowLabels,
                   links=(link,) * len(resources) if link else ()),
         )  # fmt: skip
         if any(c.ran_on_s is not None for c in record.cuts):
-            blocks.append(Plot(f"Work after each cut: {label}", _plot(record),
+            blocks.append(Plot(f"Work after each cut vs allowance: {label}", _plot(record),
                                "Seconds of service the server spent after each cut (bars) "
                                "against the case's allowance (red mark)."))  # fmt: skip
     return tuple(blocks)

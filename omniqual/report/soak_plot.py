@@ -94,6 +94,9 @@ def rate_svg(series: SoakSeries) -> str:
                     label=f"{phase.name} offered")  # fmt: skip
         axes.stairs(achieved, [*starts, ends], color=_colour(i),
                     label=f"{phase.name} achieved (answered OK)")  # fmt: skip
+        # The phase's nominal rate: Poisson windows scatter around it.
+        axes.hlines(phase.offered_rps, phase.start_s, ends, colors=_colour(i), linestyles=":",
+                    linewidth=1.5, label="nominal offered rate" if i == 0 else "_nolegend_")  # fmt: skip
     axes.set_xlabel("soak time (s)", fontsize=9)
     axes.set_ylabel("requests per second", fontsize=9)
     axes.legend(loc="best", fontsize=7)

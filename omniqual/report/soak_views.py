@@ -120,8 +120,8 @@ def soak_blocks(results: Iterable[GateResult], labels: RowLabels,
         if has_rates(series):
             blocks.append(Plot(f"Offered vs achieved rate: {label}", rate_svg(series),
                                "Per window: scheduled requests per second (dashed) and "
-                               "requests answered OK per second (solid); phases "
-                               "shaded."))  # fmt: skip
+                               "requests answered OK per second (solid); dotted: the "
+                               "phase's nominal offered rate; phases shaded."))  # fmt: skip
         if has_memory(series):
             blocks.append(Plot(f"Memory over time: {label}", memory_svg(series),
                                f"Server memory during the soak ({_memory_note(series)}); "
