@@ -184,7 +184,7 @@ def test_sections_6_7_8_carry_the_figures_and_html_inlines_escaped_svg(
         "Latency CDF per phase: #1 (soak)", "Offered vs achieved rate: #1 (soak)",
         "Memory over time: #1 (soak)"]  # fmt: skip
     assert sections[7].blocks[0].title == "Stage accounting (server stage_durations)"
-    assert any(b.title == "Work after each cut: #1 (abort)" and isinstance(b, Plot)
+    assert any(b.title == "Work after each cut vs allowance: #1 (abort)" and isinstance(b, Plot)
                for b in sections[8].blocks)  # fmt: skip
     html = render_run_report(evidence, "html")
     assert html.count("<svg") == 4 and "<?xml" not in html and "<!--" not in html
