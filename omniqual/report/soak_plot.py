@@ -95,8 +95,9 @@ def rate_svg(series: SoakSeries) -> str:
         axes.stairs(achieved, [*starts, ends], color=_colour(i),
                     label=f"{phase.name} achieved (answered OK)")  # fmt: skip
         # The phase's nominal rate: Poisson windows scatter around it.
+        nominal = "nominal offered rate" if i == 0 else "_nolegend_"
         axes.hlines(phase.offered_rps, phase.start_s, ends, colors=_colour(i), linestyles=":",
-                    linewidth=1.5, label="nominal offered rate" if i == 0 else "_nolegend_")  # fmt: skip
+                    linewidth=1.5, label=nominal)  # fmt: skip
     axes.set_xlabel("soak time (s)", fontsize=9)
     axes.set_ylabel("requests per second", fontsize=9)
     axes.legend(loc="best", fontsize=7)
