@@ -30,12 +30,18 @@ def run_evidence(
     runs = tuple(s for d in dirs for s in _summaries(d))
     return RunEvidence(title=title or compiled.title, matrix=compiled, runs=runs,
                        artifact_dirs=artifact_dirs(dirs), report_dir=report_dir,
-                       gate_kinds=gate_kinds(project), full_report=full_report)  # fmt: skip
+                       gate_kinds=gate_kinds(project), gate_tracks=gate_tracks(project),
+                       full_report=full_report)  # fmt: skip
 
 
 def gate_kinds(project: ProjectMatrix) -> dict[str, str]:
     """Gate id → check kind: an empty report section names the gate that would fill it."""
     return {gate_id: gate.spec.kind for gate_id, gate in project.gates.items()}
+
+
+def gate_tracks(project: ProjectMatrix) -> dict[str, str]:
+    """Gate id → the CI track its spec declares (gates without one are left out)."""
+    return {g: gate.spec.track.value for g, gate in project.gates.items() if gate.spec.track}
 
 
 def artifact_dirs(evidence_roots: Sequence[Path]) -> tuple[Path, ...]:
@@ -73,6 +79,7 @@ def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path
     write_json(outcome.compiled, compiled_path)
     written.append(compiled_path)
     spec = loaded.campaign.report
+    project = load_project_matrix(loaded.matrix_path)
     evidence = RunEvidence(
         title=spec.title or loaded.campaign.description or loaded.campaign.name,
         matrix=outcome.compiled,
@@ -81,7 +88,8 @@ def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path
         scope=loaded.campaign.description,
         artifact_dirs=artifact_dirs([loaded.evidence_root]),
         report_dir=output,
-        gate_kinds=gate_kinds(load_project_matrix(loaded.matrix_path)),
+        gate_kinds=gate_kinds(project),
+        gate_tracks=gate_tracks(project),
         full_report="report.html" if "html" in spec.formats else "",
     )
     for fmt in spec.formats:

@@ -3,8 +3,9 @@ section belongs to, the per-gate verdicts, and what an empty section says (the g
 fill it, on which rows)."""
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from omniqual.domain.gate import TRACK_CI_LEVELS, Track
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
@@ -90,10 +91,16 @@ class GateDirectory:
 
     kinds: Mapping[str, str]
     rows_by_gate: Mapping[str, tuple[str, ...]]
+    tracks: Mapping[str, str] = field(default_factory=dict)
+    """Tracks declared in the gate specs (``GateSpec.track``)."""
 
     @classmethod
     def of(
-        cls, matrix: CompiledMatrix, results: Iterable[GateResult], kinds: Mapping[str, str]
+        cls,
+        matrix: CompiledMatrix,
+        results: Iterable[GateResult],
+        kinds: Mapping[str, str],
+        tracks: Mapping[str, str] | None = None,
     ) -> "GateDirectory":
         known = dict(kinds)
         for r in results:
@@ -102,7 +109,14 @@ class GateDirectory:
         for row in matrix.rows:
             for gate in row.required_gates:
                 rows.setdefault(gate, []).append(row.key)
-        return cls(known, {g: tuple(keys) for g, keys in rows.items()})
+        return cls(known, {g: tuple(keys) for g, keys in rows.items()}, dict(tracks or {}))
+
+    def track(self, gate: str) -> tuple[str, str]:
+        """(track, how it is known): declared in the spec, else inferred from the check kind."""
+        if gate in self.tracks:
+            return self.tracks[gate], "declared"
+        inferred = TRACK_BY_SECTION.get(SECTION_BY_KIND.get(self.kinds.get(gate, ""), ""), "")
+        return inferred, "inferred from the check kind" if inferred else ""
 
 
 def fill_note(section: str, gates: GateDirectory, labels: RowLabels) -> str:
@@ -124,19 +138,17 @@ def fill_note(section: str, gates: GateDirectory, labels: RowLabels) -> str:
     )
 
 
-def _track(kind: str) -> str:
-    return TRACK_BY_SECTION.get(SECTION_BY_KIND.get(kind, ""), "")
-
-
 def ci_tracks_table(
     results: Iterable[GateResult], gates: GateDirectory, labels: RowLabels
 ) -> Table:
-    """Per CI track, the gates of this report in it and their latest verdicts."""
+    """Per CI track, the gates of this report in it (as declared, else by check kind), the CI
+    levels that run it and the latest verdicts."""
     latest = latest_results(results)
+    every = sorted(set(gates.kinds) | set(gates.rows_by_gate) | set(gates.tracks))
     rows = []
-    for track in TRACKS:
-        names = sorted(g for g, k in gates.kinds.items() if _track(k) == track)
-        if not names:
+    for track in (*TRACKS, ""):
+        names = [g for g in every if gates.track(g)[0] == track]
+        if not names or (not track and not set(names) & set(gates.rows_by_gate)):
             continue
         verdicts = [r for r in latest if r.gate_id in names]
         passed = sum(r.outcome is GateOutcome.PASSED for r in verdicts)
@@ -147,17 +159,13 @@ def ci_tracks_table(
             for g in names for key in gates.rows_by_gate.get(g, ())
             if not any(r.gate_id == g and r.row == key for r in verdicts)
         )  # fmt: skip
+        levels = TRACK_CI_LEVELS.get(Track(track)) if track else None
+        shown = [f"{g} ({gates.track(g)[1]})" if track else g for g in names]
         rows.append((
-            track, ", ".join(names), f"{passed} of {len(verdicts)}",
-            "; ".join(open_) or "none", "; ".join(unrun) or "none",
+            track or "none (no track declared, check kind unknown or outside the checklist)",
+            ", ".join(levels) if levels else "—", ", ".join(shown),
+            f"{passed} of {len(verdicts)}", "; ".join(open_) or "none", "; ".join(unrun) or "none",
         ))  # fmt: skip
-    unassigned = sorted(set(gates.rows_by_gate) - {g for g, k in gates.kinds.items() if _track(k)})
-    if unassigned:
-        rows.append((
-            "unassigned", ", ".join(unassigned), "—",
-            "check kind unknown (no result and no gate spec given) or outside the checklist",
-            "; ".join(f"{g} {row_label(labels, k)}" for g in unassigned
-                      for k in gates.rows_by_gate[g]),
-        ))  # fmt: skip
-    headers = ("Track", "Gates", "Latest verdicts passed", "Not passed", "Required, never run")
+    headers = ("Track", "CI levels", "Gates", "Latest verdicts passed", "Not passed",
+               "Required, never run")  # fmt: skip
     return Table("CI tracks of the gates in this report", headers, tuple(rows))

@@ -83,6 +83,8 @@ class RunEvidence:
     gate_kinds: Mapping[str, str] = field(default_factory=dict)
     """Gate id → check kind for the matrix's gates, so an empty section names the gate that
     would fill it even when no result of that gate exists yet."""
+    gate_tracks: Mapping[str, str] = field(default_factory=dict)
+    """Gate id → the CI track its spec declares (the CI section prefers it to the kind's)."""
     full_report: str = ""
     """Where the complete report lives (e.g. ``report.html``), said when Markdown is trimmed."""
 
@@ -286,7 +288,7 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
     results = tuple(r for r in everything if r.row in keys)
     matrix = matrix_view(evidence.matrix)
     labels = {row.key: f"#{row.number}" for group in matrix.groups for row in group.rows}
-    gates = GateDirectory.of(evidence.matrix, results, evidence.gate_kinds)
+    gates = GateDirectory.of(evidence.matrix, results, evidence.gate_kinds, evidence.gate_tracks)
     fill = {s: fill_note(s, gates, labels) for s in (*TRACK_BY_SECTION, "other")}
     fill["any"] = f"{NO_EVIDENCE}: run any gate of this matrix on these rows (`omniqual run`)"
     ctx = _Context(results, labels, evidence.links(), fill)

@@ -328,6 +328,7 @@ def run_evidence() -> RunEvidence:
         artifact_dirs=(Path("evidence") / RUN / "artifacts",),
         report_dir=Path("out"),
         gate_kinds={"cache-parity": "candidate_parity", "load-poisson": "load"},
+        gate_tracks={"api-contract": "function", "gpu-probe": "performance"},
         full_report="report.html",
     )
 

@@ -263,3 +263,22 @@ def test_markdown_tables_are_contiguous() -> None:
         if line.startswith("|---") or line.startswith("|:-"):
             assert lines[i - 1].startswith("|"), f"separator without its header at line {i}"
     assert "|\n\n|" not in text
+
+
+def test_ci_tracks_prefer_the_declared_track_and_name_the_ci_levels(
+    make_row: Callable[..., CompiledRow],
+    make_matrix: Callable[..., CompiledMatrix],
+    make_result: Callable[..., GateResult],
+) -> None:
+    matrix = make_matrix(make_row(CellState.VALIDATED, required_gates=("probe", "soak-x")))
+    kinds, tracks = {"soak-x": "soak"}, {"probe": "reliability"}
+    evidence = _evidence(matrix, make_result("probe", "custom_probe"), gate_kinds=kinds,
+                         gate_tracks=tracks)  # fmt: skip
+    ci = next(s for s in run_report_view(evidence).sections if s.number == 9)
+    (table,) = ci.blocks
+    assert isinstance(table, Table)
+    assert [row[:3] for row in table.rows] == [
+        ("performance", "L3, L4", "soak-x (inferred from the check kind)"),
+        ("reliability", "L5", "probe (declared)"),
+    ]
+    assert table.rows[0][5] == "soak-x #1" and table.rows[1][3] == "1 of 1"
