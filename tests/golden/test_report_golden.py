@@ -107,3 +107,13 @@ def test_large_matrix_fits_a_pr_comment_and_says_what_was_folded() -> None:
 def test_golden_matrix_json_round_trips() -> None:
     text = (GOLDEN / "matrix.json").read_text(encoding="utf-8")
     assert CompiledMatrix.model_validate_json(text) == fx.matrix()
+
+
+def test_golden_html_fetches_nothing() -> None:
+    """Self-contained: no scripts, stylesheets, frames or remote media; pictures are data URIs
+    and links are relative paths or in-page anchors."""
+    html = CASES["run.html"]()
+    assert not re.search(r"<(script|link|iframe|object|embed)\b", html, re.IGNORECASE)
+    assert not re.search(r"""\b(src|href)=["']?(https?:|//|javascript:)""", html, re.IGNORECASE)
+    assert all(src.startswith("data:") for src in re.findall(r'\bsrc="([^"]*)"', html))
+    assert "@import" not in html and "url(" not in html
