@@ -48,6 +48,9 @@ class Level:
     blocks: int | None = None
     """Blocks kept per section (the rest are named as left out)."""
     contents: bool = True
+    whole_below: int = 20
+    """Tables of at most this many rows stay whole (the CI tracks, the limitations): cutting
+    them saves little and loses a summary."""
 
 
 LADDER = (
@@ -56,9 +59,10 @@ LADDER = (
     Level(table_rows=20, matrix_table=False, recipes=20),
     Level(table_rows=8, matrix_table=False, recipes=5),
     Level(table_rows=8, verdict_rows=100, matrix_table=False, recipes=5, coverage_lines=60),
-    Level(table_rows=3, verdict_rows=100, matrix_table=False, recipes=3, coverage_lines=60),
-    Level(3, 100, matrix_table=False, recipes=3, coverage_lines=60, blocks=6),
-    Level(3, 40, matrix_table=False, recipes=1, coverage_lines=20, blocks=3),
+    Level(3, 100, matrix_table=False, recipes=3, coverage_lines=60, whole_below=8),
+    Level(3, 100, matrix_table=False, recipes=3, coverage_lines=60, blocks=6, whole_below=8),
+    Level(3, 40, matrix_table=False, recipes=1, coverage_lines=20, blocks=3, whole_below=8),
+    Level(3, 40, matrix_table=False, recipes=1, coverage_lines=20, blocks=3, whole_below=0),
     Level(3, 20, matrix_table=False, recipes=0, coverage_lines=20, contents=False),
 )
 """Mildest first: most reports lose only the tail of their longest tables. Each rung is applied
@@ -92,7 +96,11 @@ def _section(s: Section, level: Level, where: str, seen: list[str]) -> Section:
     if level.recipes is not None:
         blocks = _keep_recipes(blocks, level.recipes, seen)
     if level.table_rows is not None:
-        blocks = tuple(_cut(b, level.table_rows, where) for b in blocks)
+        blocks = tuple(
+            b if isinstance(b, Table) and len(b.rows) <= level.whole_below
+            else _cut(b, level.table_rows, where)
+            for b in blocks
+        )  # fmt: skip
     if level.blocks is not None and len(blocks) > level.blocks:
         left = blocks[level.blocks :]
         named = ", ".join(b.title for b in left[:5]) + (", …" if len(left) > 5 else "")
@@ -108,7 +116,9 @@ def degrade(view: RunReportView, level: Level, where: str) -> RunReportView:
     notes = []
     verdicts = view.verdicts
     if level.table_rows is not None:
-        notes.append(f"tables cut to their first {level.table_rows} rows (full tables: {where})")
+        whole = f", tables of up to {level.whole_below} rows whole" if level.whole_below else ""
+        notes.append(f"tables cut to their first {level.table_rows} rows{whole} "
+                     f"(full tables: {where})")  # fmt: skip
     if level.verdict_rows is not None and len(verdicts.rows) > level.verdict_rows:
         notes.append(f"per-gate verdicts cut to {level.verdict_rows} of {len(verdicts.rows)}")
         cut = _cut(verdicts, level.verdict_rows, where)
