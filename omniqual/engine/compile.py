@@ -185,6 +185,9 @@ def finish_matrix(
     )
 
 
+_ROW_FIELDS = set(CompiledRow.model_fields)
+
+
 @dataclass(frozen=True, slots=True)
 class RowTemplate:
     """A row's derivation, with its evidence as positions in the row's held list: rows whose
@@ -236,7 +239,10 @@ def build_row(
     template: RowTemplate,
     evidence: tuple[EvidenceRef, ...],
 ) -> CompiledRow:
-    return CompiledRow(
+    # Built from the compile's own values (no input to check): constructing without validation
+    # keeps the shared strings shared instead of copying them into every one of 100k rows.
+    return CompiledRow.model_construct(
+        _ROW_FIELDS,
         key=key,
         axes=row.key.as_dict(),
         state=template.state,

@@ -9,7 +9,9 @@ per class and giving each row its own result ids is exact; a hundred thousand ro
 fall in a few dozen classes.
 """
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import gc
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -43,6 +45,7 @@ from omniqual.engine.compile_columns import (
 from omniqual.engine.run_digest import to_datetime
 from omniqual.specs.matrix import LoadedMatrix
 
+_REF_FIELDS = set(EvidenceRef.model_fields)
 MAX_HELD = 64
 """Rows holding more buckets than this are each a class of their own."""
 
@@ -55,7 +58,23 @@ def compile_digests(
     evidence_dirs: Sequence[str] = (),
     now: datetime | None = None,
 ) -> CompiledMatrix:
-    """The compiled matrix, the same as compile_matrix over the digests' results in order."""
+    """The compiled matrix, the same as compile_matrix over the digests' results in order.
+    ``digests`` is consumed (emptied)."""
+    # Hundreds of thousands of small acyclic objects (rows, evidence references): the cyclic
+    # collector would rescan all of them over and over while they are made.
+    moved = digests[:]
+    digests.clear()  # so that the digests are freed before the rows are made
+    with _collector_paused():
+        return _compile(matrix, gates, moved, evidence_dirs, now)
+
+
+def _compile(
+    matrix: LoadedMatrix,
+    gates: Mapping[str, CurrentGate],
+    digests: list[LocatedDigest],
+    evidence_dirs: Sequence[str],
+    now: datetime | None,
+) -> CompiledMatrix:
     keys = [str(row.key) for row in matrix.rows]
     kept = gather(keys, digests)
     won = winners(kept, len(keys))
@@ -77,7 +96,7 @@ def compile_digests(
     needed = [first[r] + p for r, c in enumerate(row_classes) for p in templates[c].supporting]
     refs = maker.refs(needed)
     runs = sorted({kept.texts[c] for c in np.unique(kept.codes[:, K_RUN]).tolist()})
-    del maker, kept, won, digests  # a caller that passed a temporary frees them here
+    del maker, kept, won, digests
     rows: list[CompiledRow] = []
     at = 0
     for row, key, c, req in zip(matrix.rows, keys, row_classes, of_row.tolist(), strict=True):
@@ -86,6 +105,17 @@ def compile_digests(
         rows.append(build_row(row, key, requirements[req], template, tuple(refs[at:end])))
         at = end
     return finish_matrix(matrix, rows, runs, evidence_dirs=evidence_dirs, now=now)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _requirements(matrix: LoadedMatrix) -> tuple[Ints, list[RowRequirements]]:
@@ -200,9 +230,12 @@ class _Maker:
         for i, n in enumerate(sources):
             d = self._digests[n].digest
             result_id = d.ids[id_lo[i] : id_hi[i]].decode()
-            out.append(EvidenceRef(
-                run_id=runs[i], result_id=result_id, gate_id=gates[i], outcome=outcomes[i],
-                artifacts=tuple(flat[first[i] : first[i + 1]]),
+            # Every value is a str (or a tuple of them) read from a digest of validated
+            # results: construct without validating, which copies each string (3x the memory
+            # of 300k references), and share one fields-set among them (frozen models).
+            out.append(EvidenceRef.model_construct(
+                _REF_FIELDS, run_id=runs[i], result_id=result_id, gate_id=gates[i],
+                outcome=outcomes[i], artifacts=tuple(flat[first[i] : first[i + 1]]),
                 link=f"{self._digests[n].link}#{result_id}",
             ))  # fmt: skip
         return out
