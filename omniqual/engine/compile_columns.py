@@ -78,14 +78,16 @@ def gather(keys: list[str], digests: list[LocatedDigest]) -> Kept:
             if keep.size:
                 selected.append((n, keep, row[keep]))
     total = sum(len(keep) for _, keep, _ in selected)
-    width = len(REVISION_FIELDS)
-    out: dict[str, npt.NDArray[Any]] = {"source": np.empty(total, np.int32), "local": np.empty(total, np.int32),
-           "row": np.empty(total, np.int32), "codes": np.empty((total, 4), np.int32),
-           "revisions": np.empty((total, width), np.int32),
-           "versions": np.empty(total, np.int64), "startup": np.empty(total, np.bool_),
-           "finished": np.empty(total, np.int64), "offset": np.empty(total, np.int32),
-           "limitations": np.empty(total, np.int32), "reasons3": np.empty(total, np.int32),
-           "has_artifacts": np.empty(total, np.bool_)}  # fmt: skip
+    shapes: dict[str, tuple[tuple[int, ...], type]] = {
+        "source": ((total,), np.int32), "local": ((total,), np.int32),
+        "row": ((total,), np.int32), "codes": ((total, len(KEPT_CODES)), np.int32),
+        "revisions": ((total, len(REVISION_FIELDS)), np.int32),
+        "versions": ((total,), np.int64), "startup": ((total,), np.bool_),
+        "finished": ((total,), np.int64), "offset": ((total,), np.int32),
+        "limitations": ((total,), np.int32), "reasons3": ((total,), np.int32),
+        "has_artifacts": ((total,), np.bool_),
+    }  # fmt: skip
+    out: dict[str, npt.NDArray[Any]] = {k: np.empty(*shape) for k, shape in shapes.items()}
     at = 0
     for n, keep, row in selected:
         d = digests[n].digest

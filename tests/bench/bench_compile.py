@@ -148,8 +148,10 @@ def measure(mode: str, root: Path, rows: int, render: bool) -> None:
 
 def run_measurement(mode: str, root: Path, rows: int, render: bool = False) -> dict[str, object]:
     argv = [sys.executable, __file__, "--measure", mode, "--root", str(root), "--rows", str(rows)]
-    out = subprocess.run(argv + (["--render"] if render else []), check=True,
-                         capture_output=True, text=True).stdout  # fmt: skip
+    done = subprocess.run(argv + (["--render"] if render else []), capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"{mode} measurement failed:\n{done.stderr}")
+    out = done.stdout
     figures: dict[str, object] = json.loads(out.strip().splitlines()[-1])
     return figures
 
