@@ -1,8 +1,9 @@
-"""Fast reading of results for compiling: only the fields the rule table and links need.
+"""Fast reading of results from a journal: only the fields the rule table and links need.
 
-Compiling a matrix may read a million results; parsing each into a full GateResult costs more
-than twice as much as this digest. Records of an older schema take the full path (with its
-migrations) and are then reduced to the same digest, so both paths agree.
+Parsing each line into a full GateResult costs more than twice as much as this view. It is what
+the columnar run digest (``run_digest``) holds per result and is rebuilt from when a run has none
+or a stale one; compile itself reads the digest. Records of an older schema take the full path
+(with its migrations) and are then reduced to the same view, so both paths agree.
 """
 
 from collections.abc import Iterator, Sequence
