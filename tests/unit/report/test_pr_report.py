@@ -147,9 +147,8 @@ def test_the_coverage_map_is_grey_where_the_matrix_has_no_row(
         "b": [("unsupported", 3), ("not tested", None)],
     }
     html = render_run_report(_evidence(matrix), "html")
-    assert (
-        'class="cell state-not-tested" title="b / quantization=fp8: no row in the matrix"' in html
-    )
+    absent = 'class="cell state-not-tested cell-absent"'
+    assert f'{absent} title="b / quantization=fp8: no row in the matrix"' in html
     assert "| a | 🟩 #1 | 🟨 #2 |" in render_run_report(_evidence(matrix), "md")
 
 
