@@ -8,7 +8,7 @@ A section without evidence says so and names the gate (or check kind) that would
 """
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from omniqual.report.blocks import (
     Block,
     Bullets,
     Gallery,
+    KeyValues,
     Picture,
     Section,
     Table,
@@ -58,6 +59,7 @@ from omniqual.report.redact import safe_command, safe_text
 from omniqual.report.soak_views import soak_blocks
 from omniqual.report.stage_views import STAGE_FILL, stage_blocks
 from omniqual.report.sweep_views import sweep_blocks
+from omniqual.report.templates import is_figure
 from omniqual.report.timing_views import run_timing_blocks
 from omniqual.report.views import MatrixView, matrix_view
 
@@ -245,7 +247,25 @@ def _limitations(view: MatrixView) -> Section:
 # section's results and the row labels returning blocks (sweep_views draws the offload
 # frontier; soak plots, stage accounting and abort cleanup figures join sections 6, 7 and 8).
 def _accuracy_figures(ctx: _Context) -> tuple[Block, ...]:
-    return _linked_pictures(parity_blocks(ctx.of("accuracy"), ctx.labels), ctx)
+    blocks = _per_result(lambda rs: parity_blocks(rs, ctx.labels), ctx.of("accuracy"), ctx)
+    return _linked_pictures(blocks, ctx)
+
+
+def _per_result(
+    draw: Callable[[tuple[GateResult, ...]], tuple[Block, ...]],
+    results: tuple[GateResult, ...],
+    ctx: _Context,
+) -> tuple[Block, ...]:
+    """``draw`` one result at a time, so the figures of each summary it draws (a key/value
+    list of numbers) link that result's record."""
+    blocks: list[Block] = []
+    for r in results:
+        href = ctx.links.result(r.run_id, r.result_id)
+        for b in draw((r,)):
+            if isinstance(b, KeyValues) and href and not b.links:
+                b = replace(b, links=tuple(href if is_figure(v) else "" for _, v in b.items))
+            blocks.append(b)
+    return tuple(blocks)
 
 
 def _linked_pictures(blocks: tuple[Block, ...], ctx: _Context) -> tuple[Block, ...]:
@@ -268,7 +288,7 @@ def _linked_pictures(blocks: tuple[Block, ...], ctx: _Context) -> tuple[Block, .
 
 
 def _performance_figures(ctx: _Context) -> tuple[Block, ...]:
-    return (*sweep_blocks(ctx.of("performance"), ctx.labels),
+    return (*_per_result(lambda rs: sweep_blocks(rs, ctx.labels), ctx.of("performance"), ctx),
             *soak_blocks(ctx.of("performance"), ctx.labels, ctx.links))  # fmt: skip
 
 
