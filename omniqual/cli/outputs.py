@@ -1,6 +1,7 @@
 """Write what a campaign leaves behind: the compiled matrix (JSON) and the rendered reports."""
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from omniqual.cli.matrix import write_matrix_pages
@@ -104,5 +105,6 @@ def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path
             report_path.write_text(render_run_report(evidence, fmt), encoding="utf-8")
             written.append(report_path)
     # Every table of the report as CSV beside it (report-tables/<section>-<title>.csv).
-    written += write_csv(run_report_view(evidence), output / "report-tables")
+    tables = output / "report-tables"  # their evidence links are relative to this directory
+    written += write_csv(run_report_view(replace(evidence, report_dir=tables)), tables)
     return written

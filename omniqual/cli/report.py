@@ -1,6 +1,7 @@
 """``omniqual report``: the PR evidence report from recorded runs and a matrix."""
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -55,7 +56,8 @@ def report_command(
         output.write_text(text, encoding="utf-8")
         typer.echo(f"wrote {output}", err=True)
     if csv_dir is not None:
-        written = write_csv(run_report_view(loaded), csv_dir)
+        # The CSV files link the records relative to their own directory.
+        written = write_csv(run_report_view(replace(loaded, report_dir=csv_dir)), csv_dir)
         typer.echo(f"wrote {len(written)} CSV table(s) to {csv_dir}", err=True)
     if append_step_summary:
         with Path(summary_path).open("a", encoding="utf-8") as handle:

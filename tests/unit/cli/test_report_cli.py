@@ -38,7 +38,7 @@ def test_report_writes_markdown_csv_and_the_step_summary(
     )
     rows = list(csv.DictReader(verdicts.open(encoding="utf-8")))
     assert [(r["Gate"], r["Verdict"]) for r in rows] == [("contract", "passed")]
-    assert rows[0]["evidence"].startswith("../runs/a/")
+    assert rows[0]["evidence"].startswith("../../runs/a/")  # relative to the CSV directory
     appended = summary.read_text(encoding="utf-8")
     assert appended.startswith("earlier step\n## ") and "### Evidence checklist" in appended
 
