@@ -59,6 +59,20 @@ class MatrixSummary:
     pages: tuple[PageEntry, ...]
 
 
+_ABSOLUTE = re.compile(r"^(/|#|[A-Za-z][A-Za-z0-9+.-]*:)")
+
+
+def _one_down(row: CompiledRow) -> CompiledRow:
+    """``row`` with its relative evidence links made relative to a page one directory down."""
+    if not any(not _ABSOLUTE.match(ref.link) for ref in row.evidence):
+        return row
+    evidence = tuple(
+        ref if _ABSOLUTE.match(ref.link) else ref.model_copy(update={"link": f"../{ref.link}"})
+        for ref in row.evidence
+    )
+    return row.model_copy(update={"evidence": evidence})
+
+
 def _counts(rows: list[CompiledRow]) -> tuple[StateCount, ...]:
     tally = dict.fromkeys(CellState, 0)
     for row in rows:
@@ -123,6 +137,6 @@ def render_matrix_pages(
         nav = {"summary": f"../{summary_name.name}", "number": n + 1, "of": len(pages),
                "previous": paths[n - 1].name if n else "",
                "next": paths[n + 1].name if n + 1 < len(paths) else ""}  # fmt: skip
-        view = matrix_view(matrix.model_copy(update={"rows": tuple(rows)}))
+        view = matrix_view(matrix.model_copy(update={"rows": tuple(map(_one_down, rows))}))
         out[path] = group.render(view=view, page=entry, nav=nav).rstrip("\n") + "\n"
     return out

@@ -59,9 +59,12 @@ def test_a_100k_row_matrix_has_a_small_summary_and_a_linked_page_per_group(
     for page in pages:
         html = page.read_text(encoding="utf-8")
         assert 'href="../matrix.html"' in html
+        # Evidence links are relative to the summary's directory: one more step up from here.
+        assert 'href="runs/' not in html
         shown += html.count('<tr id="row-')
     assert shown == 100_000
     assert "25000" in summary  # the state counts are on the summary
+    assert 'href="../runs/run-1/journal.jsonl#' in pages[0].read_text(encoding="utf-8")
 
 
 def test_a_small_matrix_is_the_single_page_it_always_was() -> None:
