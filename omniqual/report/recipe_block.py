@@ -9,6 +9,7 @@ host it ran on (the seed's hardware-recipe contract: identity, software, command
   the target was launched on the harness host; for a URL target those are not knowable here.
 """
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from omniqual.domain.matrix import CompiledRow
@@ -68,13 +69,14 @@ def host_items(
                 ("cuda / rocm", NOT_KNOWABLE), ("interconnect", NOT_KNOWABLE)]  # fmt: skip
     if env is None:
         return [("machine", UNKNOWN + ": no run fingerprint for this result")]
-    gpus = "; ".join(f"{g.name} {g.memory_total_bytes / GIB:.0f} GiB" for g in env.gpus)
+    skus = Counter(f"{g.name} {g.memory_total_bytes / GIB:.0f} GiB" for g in env.gpus)
+    gpus = "; ".join(f"{n} x {sku}" for sku, n in skus.items())
     drivers = sorted({g.driver for g in env.gpus if g.driver})
     where = "the harness host" if target_host == HARNESS_HOST else "the harness host (assumed)"
     return [
         ("machine", f"{where}: {env.machine}, {env.cpu_model} ({env.cpu_count} logical), "
                  f"{env.memory_total_bytes / GIB:.0f} GiB, {env.os} {env.kernel}"),
-        ("gpu", f"{len(env.gpus)} x {gpus}" if env.gpus else "none (no GPU on this host)"),
+        ("gpu", gpus or "none (no GPU on this host)"),
         ("driver", ", ".join(drivers) if drivers else
          ("none" if not env.gpus else UNKNOWN)),
         ("cuda / rocm", _accelerator_stack(env)),

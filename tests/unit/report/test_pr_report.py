@@ -281,3 +281,34 @@ def test_ci_tracks_prefer_the_declared_track_and_name_the_ci_levels(
         ("reliability", "L5", "probe (declared)"),
     ]
     assert table.rows[0][5] == "soak-x #1" and table.rows[1][3] == "1 of 1"
+
+
+@pytest.mark.parametrize(
+    ("torch", "gpus", "stack", "interconnect"),
+    [
+        ("2.5.1+cu124", 8, "CUDA 12.4 (torch 2.5.1+cu124)", "not knowable from the fingerprint"),
+        ("2.5.1+rocm6.2", 1, "ROCm 6.2 (torch 2.5.1+rocm6.2)", "none (one device or no GPU)"),
+        ("2.13.0+cpu", 0, "none: CPU build of torch (2.13.0+cpu)", "none (one device or no GPU)"),
+        ("2.5.1", 1, "unknown (not recorded) (torch 2.5.1 names no build)", "none"),
+    ],
+)
+def test_the_target_host_says_what_the_fingerprint_knows(
+    torch: str, gpus: int, stack: str, interconnect: str
+) -> None:
+    from omniqual.domain.run import EnvironmentFingerprint, GpuInfo
+    from omniqual.report.recipe_block import host_items
+
+    env = EnvironmentFingerprint(
+        hostname_hash="0" * 64, os="Linux", kernel="6", machine="x86_64", cpu_model="cpu",
+        cpu_count=2, memory_total_bytes=1 << 30, python="3.11", omniqual_version="0.1.0",
+        packages={"torch": torch},
+        gpus=tuple(GpuInfo(index=i, name="NVIDIA H200", memory_total_bytes=141 << 30,
+                           driver="560.35") for i in range(gpus)),
+    )  # fmt: skip
+    items = dict(host_items("harness-host", env))
+    assert items["cuda / rocm"] == stack
+    assert items["interconnect"].startswith(interconnect)
+    assert items["driver"] == ("560.35" if gpus else "none")
+    assert items["gpu"] == (
+        f"{gpus} x NVIDIA H200 141 GiB" if gpus else "none (no GPU on this host)"
+    )
