@@ -6,7 +6,7 @@ Kept in the result's ``effective["abort_cleanup"]``; the raw windows are also in
 ``abort-summary.json``. Figures a signal could not give stay ``None`` (absent, never zero).
 """
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 ABORT_CLEANUP_SCHEMA_VERSION = 1
 
@@ -38,6 +38,20 @@ class CutWork(BaseModel):
         return self.cpu_s / self.window_s
 
 
+class JobCleanup(BaseModel):
+    """One cancelled async job, checked after it had time to finish anyway."""
+
+    model_config = _FROZEN
+
+    case: str
+    delete_status: int | None = None
+    after: str = Field(description="What GET /v1/videos/{id} showed: gone (404) or a status.")
+    content_status: int | None = None
+    terminal_states: list[str] = []
+    still_listed: bool = False
+    """Still listed as queued or in progress by GET /v1/videos."""
+
+
 class ResourceFigures(BaseModel):
     model_config = _FROZEN
 
@@ -66,6 +80,7 @@ class AbortCleanup(BaseModel):
     idle_cpu_rate: float | None = None
     busy_cpu_rate: float | None = None
     cuts: list[CutWork] = []
+    jobs: list[JobCleanup] = []
     resource_source: str | None = None
     baseline: ResourceFigures = ResourceFigures()
     after: ResourceFigures = ResourceFigures()

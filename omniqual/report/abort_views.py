@@ -1,7 +1,8 @@
 """Abort cleanup figures in the run report: per ``abort`` result that recorded them
 (``effective["abort_cleanup"]``, ``domain.abort_cleanup``), the work each cut left running
 against its allowance and the CPU after the cut against the idle baseline, the resources before
-the cases and after the settle against their bounds, and a bar plot of work after each cut.
+the cases and after the settle against their bounds, each cancelled async job as the server
+showed it afterwards, and a bar plot of work after each cut.
 """
 
 from collections.abc import Iterable
@@ -23,6 +24,8 @@ _CUT_HEADERS = (
     "Busy until (s)", "Extra executions", "Work after cut (s)", "Allowed (s)",
 )  # fmt: skip
 _RESOURCE_HEADERS = ("Resource", "Before cases", "After settle", "Growth", "Bound")
+_JOB_HEADERS = ("Case", "DELETE", "Afterwards", "Content", "Terminal states",
+                "Still listed unfinished")  # fmt: skip
 
 
 def _f(value: float | None, digits: str = ".3g") -> str:
@@ -71,6 +74,16 @@ def cut_rows(record: AbortCleanup) -> tuple[tuple[str, ...], ...]:
     )  # fmt: skip
 
 
+def job_rows(record: AbortCleanup) -> tuple[tuple[str, ...], ...]:
+    return tuple(
+        (safe_text(j.case), "—" if j.delete_status is None else str(j.delete_status),
+         safe_text(j.after), "—" if j.content_status is None else str(j.content_status),
+         " then ".join(map(safe_text, j.terminal_states)) or "none",
+         "yes" if j.still_listed else "no")
+        for j in record.jobs
+    )  # fmt: skip
+
+
 def _plot(record: AbortCleanup) -> str:
     from matplotlib.figure import Figure
 
@@ -108,7 +121,7 @@ def abort_blocks(results: Iterable[GateResult], labels: RowLabels,
                                     (("unreadable record", safe_text(record)),)))  # fmt: skip
             continue
         link = "" if links is None else links.result(result.run_id, result.result_id)
-        cuts, resources = cut_rows(record), resource_rows(record)
+        cuts, resources, jobs = cut_rows(record), resource_rows(record), job_rows(record)
         settle = (f"settled in {_f(record.settle_s)} s (at most {_f(record.settle_max_s, 'g')} s)"
                   if record.settle_s is not None else "settle time not recorded")  # fmt: skip
         blocks += non_empty(
@@ -124,6 +137,8 @@ def abort_blocks(results: Iterable[GateResult], labels: RowLabels,
                   links=(link,) * len(cuts) if link else ()),
             Table(f"Resources around the abort cases: {label}", _RESOURCE_HEADERS, resources,
                   links=(link,) * len(resources) if link else ()),
+            Table(f"Cancelled jobs afterwards: {label}", _JOB_HEADERS, jobs,
+                  links=(link,) * len(jobs) if link else ()),
         )  # fmt: skip
         if any(c.ran_on_s is not None for c in record.cuts):
             blocks.append(Plot(f"Work after each cut vs allowance: {label}", _plot(record),

@@ -67,6 +67,8 @@ class AbortDriver:
         self.boundary = Boundary.REQUEST
         self.work_log: list[dict[str, object]] = []
         """Per judged cut: the raw window figures behind the verdict (for the summary)."""
+        self.job_log: list[dict[str, object]] = []
+        """Per cancelled job checked afterwards: what the server showed (for the report)."""
 
     async def reading(self) -> WorkReading | None:
         return None if self.meter is None else await self.meter.read()
@@ -263,9 +265,15 @@ class AbortDriver:
                       f"{' then '.join(trace.terminal_states)}; expected exactly one")
         listed = await self.client.send_raw("GET", "/v1/videos", params={"limit": 100})
         jobs = listed.json().get("data", []) if listed.ok else []
+        still_listed = False
         for job in jobs:
             if job.get("id") == trace.job_id and job.get("status") in ("queued", "in_progress"):
+                still_listed = True
                 case.fail(f"job {trace.job_id} is still listed as {job.get('status')} after DELETE")
+        self.job_log.append({"case": case.id, "delete_status": trace.delete_status,
+                             "after": status, "content_status": content.status,
+                             "terminal_states": list(trace.terminal_states),
+                             "still_listed": still_listed})  # fmt: skip
 
 
 def _status(raw: RawResponse) -> str:

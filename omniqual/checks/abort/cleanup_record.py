@@ -5,7 +5,13 @@ from collections.abc import Mapping, Sequence
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.abort.work import WorkBaseline
 from omniqual.checks.soak_watch import ResourcePoint
-from omniqual.domain.abort_cleanup import AbortCleanup, CleanupBounds, CutWork, ResourceFigures
+from omniqual.domain.abort_cleanup import (
+    AbortCleanup,
+    CleanupBounds,
+    CutWork,
+    JobCleanup,
+    ResourceFigures,
+)
 
 
 def _figures(point: ResourcePoint) -> ResourceFigures:
@@ -22,6 +28,7 @@ def _cut(entry: Mapping[str, object]) -> CutWork:
 def abort_cleanup(
     *, boundary: str, signals: Sequence[str], base: WorkBaseline | None,
     work_log: Sequence[Mapping[str, object]], source: str, baseline: ResourcePoint,
+    job_log: Sequence[Mapping[str, object]] = (),
     after: ResourcePoint, settle_s: float, params: AbortParams,
 ) -> AbortCleanup:  # fmt: skip
     return AbortCleanup(
@@ -29,7 +36,8 @@ def abort_cleanup(
         solo_s=None if base is None else base.solo_s,
         idle_cpu_rate=None if base is None else base.idle_cpu_rate,
         busy_cpu_rate=None if base is None else base.busy_cpu_rate,
-        cuts=[_cut(entry) for entry in work_log], resource_source=source,
+        cuts=[_cut(entry) for entry in work_log],
+        jobs=[JobCleanup.model_validate(entry) for entry in job_log], resource_source=source,
         baseline=_figures(baseline), after=_figures(after), settle_s=settle_s,
         settle_max_s=params.settle_max_s,
         bounds=CleanupBounds(memory_growth_mib=params.max_memory_growth_mib,

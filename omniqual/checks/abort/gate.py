@@ -290,7 +290,8 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     # Recorded for the report (figures and plot); the verdict above does not read it.
     cleanup = abort_cleanup(
         boundary=driver.boundary.value, signals=signals, base=driver.work_base,
-        work_log=driver.work_log, source=watch.source, baseline=baseline, after=after,
+        work_log=driver.work_log, job_log=driver.job_log, source=watch.source,
+        baseline=baseline, after=after,
         settle_s=settle_s, params=params,
     ).model_dump(mode="json")
     put = ctx.artifacts.put_artifact

@@ -56,3 +56,21 @@ def test_a_leak_is_failed_and_its_growth_is_in_the_record(tmp_path: Path) -> Non
     record = AbortCleanup.model_validate(outcome.effective["abort_cleanup"])
     assert record.after.temp_files is not None and record.baseline.temp_files is not None
     assert record.after.temp_files > record.baseline.temp_files
+
+
+def test_video_cancellations_record_each_job_afterwards(tmp_path: Path) -> None:
+    outcome, _ = run(tmp_path, "videos-async")
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    record = AbortCleanup.model_validate(outcome.effective["abort_cleanup"])
+    by_case = {j.case: j for j in record.jobs}
+    assert {"cancel-after-create", "cancel-queued", "cancel-middle", "cancel-twice"} <= set(by_case)
+    middle = by_case["cancel-middle"]
+    assert middle.delete_status is not None and 200 <= middle.delete_status < 300
+    assert middle.content_status != 200 and not middle.still_listed
+
+
+def test_ignored_cancellation_shows_in_the_job_record(tmp_path: Path) -> None:
+    outcome, _ = run(tmp_path, "videos-async", ignores_cancellation=True)
+    assert outcome.outcome is GateOutcome.FAILED
+    record = AbortCleanup.model_validate(outcome.effective["abort_cleanup"])
+    assert any(j.content_status == 200 or "completed" in j.terminal_states for j in record.jobs)

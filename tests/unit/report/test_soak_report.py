@@ -4,7 +4,13 @@ and sections that say what would fill them when nothing was recorded."""
 
 from pathlib import Path
 
-from omniqual.domain.abort_cleanup import AbortCleanup, CleanupBounds, CutWork, ResourceFigures
+from omniqual.domain.abort_cleanup import (
+    AbortCleanup,
+    CleanupBounds,
+    CutWork,
+    JobCleanup,
+    ResourceFigures,
+)
 from omniqual.domain.evidence import Artifact
 from omniqual.domain.outcomes import CellState
 from omniqual.domain.result import GateResult
@@ -145,6 +151,8 @@ def cleanup() -> AbortCleanup:
         cuts=[CutWork(case="disconnect-middle", window_s=0.5, cpu_s=0.25, busy_s=0.1,
                       extra_executions=0, ran_on_s=0.12, allowed_s=0.4),
               CutWork(case="<i>queued</i>", queued=True, window_s=0.6)],
+        jobs=[JobCleanup(case="cancel-middle", delete_status=200, after="gone (404)",
+                         content_status=404, terminal_states=[])],
         baseline=ResourceFigures(memory_bytes=900 * MIB, open_fds=10, temp_files=0),
         after=ResourceFigures(memory_bytes=912 * MIB, open_fds=10, temp_files=2),
         settle_s=0.6, settle_max_s=15.0,
@@ -155,7 +163,9 @@ def cleanup() -> AbortCleanup:
 
 def test_abort_cleanup_figures(make_result: ResultFactory) -> None:
     result = make_result("abort", "abort", effective={"abort_cleanup": cleanup().model_dump()})
-    summary, cuts, resources, plot = abort_blocks([result], LABELS)
+    summary, cuts, resources, jobs, plot = abort_blocks([result], LABELS)
+    assert isinstance(jobs, Table)
+    assert jobs.rows == (("cancel-middle", "200", "gone (404)", "404", "none", "no"),)
     assert isinstance(summary, KeyValues) and ("abort boundary", "step") in summary.items
     assert isinstance(cuts, Table) and cuts.rows[0] == (
         "disconnect-middle", "no", "0.5", "0.5", "0.02", "0.1", "0", "0.12", "0.4")
