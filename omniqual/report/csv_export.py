@@ -29,6 +29,7 @@ def _tables(view: RunReportView) -> Iterator[tuple[int, Table]]:
         for block in section.blocks:
             if isinstance(block, Table):
                 yield section.number, block
+    yield from view.data_tables
 
 
 def table_csv(table: Table) -> str:

@@ -56,7 +56,7 @@ from omniqual.report.links import EvidenceLinks
 from omniqual.report.parity_views import parity_blocks
 from omniqual.report.recipe_block import recipe_blocks
 from omniqual.report.redact import safe_command, safe_text
-from omniqual.report.soak_views import soak_blocks
+from omniqual.report.soak_views import soak_blocks, soak_tables
 from omniqual.report.stage_views import STAGE_FILL, stage_blocks
 from omniqual.report.sweep_views import sweep_blocks
 from omniqual.report.templates import is_figure
@@ -121,6 +121,8 @@ class RunReportView:
     """What was folded or cut to fit a PR comment (empty: nothing)."""
     matrix_table: bool = True
     """The scoped matrix is drawn as a table too (a PR comment may keep only the coverage map)."""
+    data_tables: tuple[tuple[int, Table], ...] = ()
+    """(section, table) behind the plots: too long to print, exported as CSV only."""
 
 
 def _gate_status(
@@ -355,4 +357,5 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
         matrix=matrix,
         sections=tuple(sections),
         full_report=evidence.full_report,
+        data_tables=tuple((6, t) for t in soak_tables(ctx.of("performance"), labels)),
     )

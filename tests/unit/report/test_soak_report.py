@@ -215,3 +215,19 @@ def test_without_stage_records_section_7_is_empty_and_names_the_gate_and_flag(
                            results=(make_result("g1", "parity"),))  # fmt: skip
     section = next(s for s in run_report_view(evidence).sections if s.number == 7)
     assert section.empty and STAGE_FILL in section.empty_note
+
+
+def test_the_plotted_points_are_exported_as_csv_beside_the_printed_tables(
+    make_result: ResultFactory, make_matrix: MatrixFactory, make_row: RowFactory
+) -> None:
+    from omniqual.report.csv_export import csv_files
+
+    view = run_report_view(_evidence(make_result, make_matrix, make_row))
+    files = csv_files(view)
+    cdf = next(text for name, text in files.items() if name.startswith("06-soak-latency-cdf"))
+    assert cdf.splitlines()[0] == "Phase,Latency (s),Fraction ≤"
+    assert len(cdf.splitlines()) == 1 + 10 + 2  # every CDF point of both phases
+    assert any(name.startswith("06-soak-memory-series") for name in files)
+    # Too long to print: the data tables are not in any rendered section.
+    assert all("Soak latency CDF" not in getattr(b, "title", "")
+               for s in view.sections for b in s.blocks)  # fmt: skip
