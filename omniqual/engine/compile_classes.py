@@ -42,10 +42,15 @@ from omniqual.engine.compile_columns import (
     gather,
     winners,
 )
+from omniqual.engine.construct import constructor
 from omniqual.engine.run_digest import to_datetime
 from omniqual.specs.matrix import LoadedMatrix
 
-_REF_FIELDS = set(EvidenceRef.model_fields)
+_REF = constructor(
+    EvidenceRef,
+    {"run_id": "r", "result_id": "i", "gate_id": "g", "outcome": "passed", "artifacts": ("a",),
+     "link": "l"},
+)  # fmt: skip
 MAX_HELD = 64
 """Rows holding more buckets than this are each a class of their own."""
 
@@ -231,10 +236,9 @@ class _Maker:
             d = self._digests[n].digest
             result_id = d.ids[id_lo[i] : id_hi[i]].decode()
             # Every value is a str (or a tuple of them) read from a digest of validated
-            # results: construct without validating, which copies each string (3x the memory
-            # of 300k references), and share one fields-set among them (frozen models).
-            out.append(EvidenceRef.model_construct(
-                _REF_FIELDS, run_id=runs[i], result_id=result_id, gate_id=gates[i],
+            # results: no validation (see engine.construct).
+            out.append(_REF(
+                run_id=runs[i], result_id=result_id, gate_id=gates[i],
                 outcome=outcomes[i], artifacts=tuple(flat[first[i] : first[i + 1]]),
                 link=f"{self._digests[n].link}#{result_id}",
             ))  # fmt: skip

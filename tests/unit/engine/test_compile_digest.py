@@ -160,3 +160,21 @@ def test_rows_alike_but_for_the_order_of_their_times_derive_apart(tmp_path: Path
     assert via_digest == via_journal
     outcomes = [row.gate_outcomes["contract"] for row in via_digest.rows]
     assert outcomes == ["failed", "passed"]
+
+
+def test_unvalidated_records_equal_validated_ones_and_dump_the_same() -> None:
+    from omniqual.domain.matrix import CompiledRow, EvidenceRef
+    from omniqual.engine.construct import constructor
+
+    ref = {"run_id": "r", "result_id": "i", "gate_id": "g", "outcome": "passed",
+           "artifacts": ("a" * 64,), "link": "runs/r/journal.jsonl#i"}  # fmt: skip
+    make_ref = constructor(EvidenceRef, ref)
+    assert make_ref.__name__ == "make"  # the fast path, not model_construct
+    row = {"key": "model=m", "axes": {"model": "m"}, "state": CellState.LIMITED,
+           "reasons": ("limitation: x",), "required_gates": ("g",), "limitation": "x",
+           "evidence": (make_ref(**ref),), "gate_outcomes": {"g": "passed"}, "declared": None,
+           "note": "n", "stale": 2}  # fmt: skip
+    ours = constructor(CompiledRow, row)(**row)
+    theirs = CompiledRow(**row)
+    assert ours == theirs
+    assert ours.model_dump_json() == theirs.model_dump_json()
