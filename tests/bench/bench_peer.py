@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -213,6 +214,9 @@ async def _omniqual(url: str, rate: float, count: int, seed: int, transport: str
                                seed=seed)  # fmt: skip
     finally:
         workload.unlink()
+    # A saturated client (httpx at 1000/s) would take minutes to drain: 30 s after the last
+    # slot, whatever is still in flight is cancelled (and counted as failed).
+    options = dataclasses.replace(options, request_timeout_s=30.0)
     meta = describe(spec, "default")
 
     async def timed(send: Any) -> dict[str, Any]:
