@@ -68,3 +68,14 @@ def test_profile_and_rate_parsers() -> None:
     with pytest.raises(ValueError, match="expected pPCT:SECONDS"):
         parse_slo("fast")
     assert parse_slo("p99:0.5") == (99.0, 0.5)
+
+
+def test_a_trace_profile_replays_its_file(tmp_path: Path) -> None:
+    trace = tmp_path / "arrivals.jsonl"
+    trace.write_text('{"timestamp": 0}\n{"timestamp": 0.5}\n{"timestamp": 2.5}\n', "utf-8")
+    options = _make(tmp_path, profile=f"trace:{trace}", duration_s=None, requests=3)
+    schedule = options.schedule(1.0)
+    assert schedule.pattern is ArrivalPattern.TRACE and schedule.offsets_s == (0.0, 0.5, 2.5)
+    assert options.profile.label == "trace"  # a local path never reaches the result
+    with pytest.raises(ValueError, match="a trace profile fixes it"):
+        _make(tmp_path, rate=None, sweep=True, profile=f"trace:{trace}")
