@@ -30,6 +30,12 @@ def write_matrix_pages(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(html, encoding="utf-8")
         written.append(path)
+    # Pages of an earlier, larger render would linger unlinked beside the new ones.
+    directory = summary.parent / summary.stem
+    if directory.is_dir():
+        for old in directory.glob("[0-9][0-9][0-9]-*.html"):
+            if old not in written:
+                old.unlink()
     return written
 
 

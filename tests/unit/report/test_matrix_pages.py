@@ -83,6 +83,11 @@ def test_matrix_render_writes_the_pages_with_page_rows(tmp_path: Path) -> None:
     pages = sorted((tmp_path / "site" / "matrix").glob("*.html"))
     assert len(pages) == 3 * 3  # three models of ten rows, four rows a page
     assert "model=m0 (part 1 of 3)" in out.read_text(encoding="utf-8")
+    # A second render with bigger pages leaves no page of the first one behind.
+    result = runner.invoke(app, ["matrix", "render", str(compiled), "-f", "html", "-o", str(out),
+                                 "--page-rows", "10"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "site" / "matrix").glob("*.html"))) == 3
     # Without -o there is nowhere to put the pages: a readable usage error.
     result = runner.invoke(app, ["matrix", "render", str(compiled), "-f", "html",
                                  "--page-rows", "4"])  # fmt: skip
