@@ -341,9 +341,12 @@ def _report(rows: list[dict[str, Any]], drivers: list[str], rates: list[float]) 
                   f"peer min {best_peer * 1e3:.3f} -> ratio {worst / best_peer:.3f} "
                   f"{'MET' if ok else 'NOT MET'}")  # fmt: skip
         if ours_l and rate == 200:
-            lag = max(r["p99_lag_s"] or 0.0 for r in ours_l)
-            print(f"  200/s p99 issue lag <= 2 ms: max {lag * 1e3:.2f} ms "
-                  f"{'MET' if lag <= 0.002 else 'NOT MET'}")  # fmt: skip
+            lags = sorted(r["p99_lag_s"] or 0.0 for r in ours_l)
+            each = ", ".join(f"{lag * 1e3:.2f}" for lag in lags)
+            median = lags[len(lags) // 2]
+            print(f"  200/s p99 issue lag <= 2 ms: per repeat {each} ms; median "
+                  f"{median * 1e3:.2f} {'MET' if median <= 0.002 else 'NOT MET'}, worst "
+                  f"{'MET' if lags[-1] <= 0.002 else 'NOT MET'}")  # fmt: skip
         if ours_l and rate == 1000:
             ach = min(r["ach_planned"] for r in ours_l)
             off = min(r["ach_offered"] for r in ours_l)

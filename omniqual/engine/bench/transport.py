@@ -1,8 +1,9 @@
 """The bench's hot path: planned requests sent over one pooled aiohttp session.
 
-Measured against httpx through the same issuer, on one instant local server (tests/bench):
-aiohttp costs about 0.25 CPU-s per 1,000 requests at 1000 RPS where httpx costs 4-5 and falls
-behind its schedule, and 0.4 against 1.0 at 200 RPS. So the bench issues over aiohttp; the
+Measured against httpx through the same issuer, on one instant local server
+(tests/bench/bench_peer.py, 3 alternating repeats): aiohttp costs 0.27-0.28 client CPU-s per
+1,000 requests at 1000 RPS, where httpx costs 4.5-5.9 and falls behind its schedule (0.69-0.98
+of planned); at 200 RPS 0.43-0.49 against 1.07-1.33. So the bench issues over aiohttp; the
 request bodies are still built by ``checks.load_binding.wire_call``, the one place a planned
 request becomes an HTTP request. Async video jobs (create, poll, download) are delegated to
 ``OmniSend``: polling is not on the issue path.
