@@ -2,9 +2,10 @@
 
 Run: .venv/bin/python tests/bench/bench_loadgen.py [--seconds 3] [--rates 50,200,1000]
 
-A tiny keep-alive HTTP/1.1 server (raw asyncio, answers at once) runs in a child process on an
-ephemeral 127.0.0.1 port; the client sends JSON POSTs with httpx. For each offered rate, on the
-same seeded Poisson schedule, three drivers are measured in the same run:
+The instant keep-alive HTTP/1.1 server (tests/bench/instant_server.py) runs in a child process on
+an ephemeral 127.0.0.1 port; the client sends JSON POSTs over omniqual bench's aiohttp transport
+(``engine.bench.transport.AiohttpSend``; bench_peer.py measures it against httpx). For each
+offered rate, on the same seeded Poisson schedule, these drivers are measured in the same run:
 
 * ``omniqual``: ``omniqual.loadgen.issuer.issue`` (open loop, one task per request).
 * ``closed-c1``: the vLLM-Omni diffusion harness shape with its default ``--max-concurrency 1``:
@@ -31,83 +32,19 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-import httpx
+import aiohttp
 import numpy as np
 
+from omniqual.engine.bench.transport import AiohttpSend
 from omniqual.loadgen.issuer import IssuerSettings, Send, issue
 from omniqual.loadgen.records import OutcomeStatus, SendOutcome
 from omniqual.loadgen.schedule import Schedule, poisson_schedule
 from omniqual.loadgen.workload import PlannedRequest, WorkloadSpec, plan_requests
 
-_RESPONSE_BODY = b'{"created":0,"data":[]}'
-_RESPONSE = (
-    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-    + str(len(_RESPONSE_BODY)).encode()
-    + b"\r\n\r\n"
-    + _RESPONSE_BODY
-)
-
-
-class _InstantHttp(asyncio.Protocol):
-    """Answers every HTTP/1.1 request at once; understands Content-Length bodies only."""
-
-    def __init__(self) -> None:
-        self.buffer = b""
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        while (end := self.buffer.find(b"\r\n\r\n")) >= 0:
-            length = 0
-            for line in self.buffer[:end].split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value)
-            total = end + 4 + length
-            if len(self.buffer) < total:
-                return
-            self.buffer = self.buffer[total:]
-            assert self.transport is not None
-            self.transport.write(_RESPONSE)
-
-
-async def _serve() -> None:
-    loop = asyncio.get_running_loop()
-    server = await loop.create_server(_InstantHttp, "127.0.0.1", 0, backlog=1024)
-    port = server.sockets[0].getsockname()[1]
-    print(port, flush=True)
-    await asyncio.Event().wait()
-
-
-class HttpxSend:
-    """POSTs the planned request's shape as JSON to an images endpoint."""
-
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        self.client = client
-
-    async def __call__(self, planned: PlannedRequest) -> SendOutcome:
-        p = planned.params
-        body = {
-            "model": "bench",
-            "prompt": "x",
-            "size": f"{p.width}x{p.height}",
-            "num_inference_steps": p.steps,
-            "seed": p.seed,
-            "n": 1,
-        }
-        try:
-            response = await self.client.post("/v1/images/generations", json=body)
-        except httpx.TimeoutException:
-            return SendOutcome(OutcomeStatus.TIMEOUT, error_kind="timeout")
-        except httpx.HTTPError as exc:
-            return SendOutcome(OutcomeStatus.ERROR, error_kind=type(exc).__name__)
-        status = OutcomeStatus.OK if response.status_code == 200 else OutcomeStatus.ERROR
-        return SendOutcome(status, status_code=response.status_code)
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))  # the checkout, when run as a script
 
 
 @dataclass(frozen=True)
@@ -166,7 +103,7 @@ class NullSend:
 
 
 async def _omniqual_null(
-    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: HttpxSend, offered: float
+    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: AiohttpSend, offered: float
 ) -> Measured:
     measured = await _omniqual(schedule, plan, NullSend(), offered)
     return Measured(
@@ -175,7 +112,7 @@ async def _omniqual_null(
 
 
 async def _closed_c1(
-    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: HttpxSend, offered: float
+    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: AiohttpSend, offered: float
 ) -> Measured:
     loop = asyncio.get_running_loop()
     cpu = _cpu()
@@ -211,7 +148,7 @@ async def _closed_c1(
 
 
 async def _sleep_gap(
-    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: HttpxSend, offered: float
+    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: AiohttpSend, offered: float
 ) -> Measured:
     loop = asyncio.get_running_loop()
     cpu = _cpu()
@@ -256,7 +193,7 @@ async def _sleep_gap(
     )
 
 
-Driver = Callable[[Schedule, tuple[PlannedRequest, ...], HttpxSend, float], Awaitable[Measured]]
+Driver = Callable[[Schedule, tuple[PlannedRequest, ...], AiohttpSend, float], Awaitable[Measured]]
 DRIVERS: dict[str, Driver] = {
     "omniqual": _omniqual,
     "closed-c1": _closed_c1,
@@ -292,14 +229,10 @@ async def _bench(
             ],
         }
     )
-    limits = httpx.Limits(
-        max_connections=max_connections, max_keepalive_connections=max_connections
-    )
     results = []
-    async with httpx.AsyncClient(
-        base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=10.0
-    ) as client:
-        send = HttpxSend(client)
+    async with AiohttpSend(
+        f"http://127.0.0.1:{port}", timeout_s=10.0, pool=max_connections
+    ) as send:
         for rate in rates:
             schedule = poisson_schedule(rate, seed=seed, duration_s=seconds)
             plan = plan_requests(spec, schedule)
@@ -352,12 +285,11 @@ def _report(results: list[Measured]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rates", default="50,200,1000")
     parser.add_argument("--seed", type=int, default=20260101)
     parser.add_argument("--drivers", default="omniqual,closed-c1,sleep-gap,oq-null")
-    parser.add_argument("--max-connections", type=int, default=100, help="httpx pool size")
+    parser.add_argument("--max-connections", type=int, default=100, help="connection pool size")
     parser.add_argument(
         "--in-flight-cap",
         type=int,
@@ -367,11 +299,8 @@ def main() -> None:
     args = parser.parse_args()
     global IN_FLIGHT_CAP
     IN_FLIGHT_CAP = args.in_flight_cap
-    if args.serve:
-        asyncio.run(_serve())
-        return
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(HERE / "instant_server.py")], stdout=subprocess.PIPE, text=True
     )
     try:
         assert server.stdout is not None
@@ -385,7 +314,7 @@ def main() -> None:
         _report(results)
         print(
             f"\nwall time {time.monotonic() - started:.1f} s, python {sys.version.split()[0]}, "
-            f"httpx {httpx.__version__}"
+            f"aiohttp {aiohttp.__version__}"
         )
     finally:
         server.terminate()
