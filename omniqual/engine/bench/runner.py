@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from omniqual import __version__
+from omniqual.client import ClientError
 from omniqual.engine.bench.options import BenchOptions
 from omniqual.engine.bench.result import (
     BenchPhase,
@@ -37,6 +38,10 @@ Progress = Callable[[str, int, int], None]
 """(phase label, requests done, requests planned)."""
 
 SLO_X_SOLO = 3.0
+
+
+class TargetRefused(ClientError):
+    """Every warm-up request failed: exit 3 with what the target answered."""
 
 
 def _quiet(_label: str, _done: int, _total: int) -> None:
@@ -87,20 +92,32 @@ class BenchSession:
             max_p99_issue_lag_s=options.max_p99_issue_lag_s,
         )
 
-    async def warm_up(self) -> float | None:
-        """One request per entry, one at a time; the median solo latency of the OK ones."""
+    async def warm_up(self) -> float:
+        """One request per entry, one at a time; the median solo latency of the OK ones.
+
+        A target that refuses every warm-up request (wrong model, a route it lacks) is a
+        target problem said at once, not a benchmark of error answers.
+        """
         schedule = constant_schedule(1.0, count=max(10, 4 * len(self.spec.entries)))
         plan = plan_requests(self.spec, schedule)
         seen: dict[str, PlannedRequest] = {}
         for planned in plan:
             seen.setdefault(planned.entry, planned)
         solo: list[float] = []
+        errors: list[str] = []
         for planned in seen.values():
             started = time.monotonic()
             outcome = await self.send(planned)
             if outcome.status is OutcomeStatus.OK:
                 solo.append(time.monotonic() - started)
-        return statistics.median(solo) if solo else None
+            else:
+                errors.append(f"{planned.entry}: {outcome.error_kind or outcome.status.value}")
+        if not solo:
+            raise TargetRefused(
+                f"the target answered no warm-up request successfully ({'; '.join(errors)}); "
+                "nothing was benchmarked"
+            )
+        return statistics.median(solo)
 
     async def phase(self, rate: float) -> LoadRun:
         options = self.options
@@ -117,16 +134,14 @@ class BenchSession:
         self.phases.append(build_phase(run, summary, meta=self.meta, profile=options.profile.label))
         return run
 
-    async def sweep(self, solo_s: float | None) -> SweepSummary:
+    async def sweep(self, solo_s: float) -> SweepSummary:
         options = self.options
         if options.slo is not None:
             percentile, bound = options.slo
-        elif solo_s is not None:
-            percentile, bound = 50.0, SLO_X_SOLO * solo_s
         else:
-            raise RuntimeError("no warm-up request succeeded, so the sweep has no objective")
+            percentile, bound = 50.0, SLO_X_SOLO * solo_s
         slo = SloTarget(percentile=percentile, bound_s=bound, confidence=options.confidence)
-        start = 0.5 / solo_s if solo_s else 1.0
+        start = 0.5 / solo_s if solo_s > 0 else options.max_rate
         settings = SearchSettings(
             start_rate=min(max(start, 0.05), options.max_rate),
             min_rate=0.05,

@@ -18,7 +18,7 @@ from omniqual.engine.bench.result import (
     insufficient,
     shown,
 )
-from omniqual.engine.bench.runner import BenchSession, describe
+from omniqual.engine.bench.runner import BenchSession, TargetRefused, describe
 from omniqual.loadgen.records import OutcomeStatus, SendOutcome
 from omniqual.loadgen.stats import Verdict
 from omniqual.loadgen.workload import PlannedRequest, WorkloadSpec
@@ -122,3 +122,22 @@ def test_a_single_phase_run_is_readable_as_a_vllm_omni_result(tmp_path: Path) ->
     assert both.duration is None and both.latency_p99 is None
     with pytest.raises(ValidationError, match="differ from the phase"):
         _result((phase,), **{**flat_fields((phase,)), "completed_requests": 1})
+
+
+class RefusingSend:
+    async def __call__(self, planned: PlannedRequest, /) -> SendOutcome:
+        return SendOutcome(OutcomeStatus.ERROR, 400, "http_400")
+
+
+def test_a_target_refusing_every_warm_up_request_stops_the_run(tmp_path: Path) -> None:
+    workload = tmp_path / "mix.yaml"
+    workload.write_text(json.dumps(SPEC), encoding="utf-8")
+    options = make_options(
+        target="http://127.0.0.1:9", workload=workload, rate=5.0, rates=None, sweep=False,
+        profile="poisson", duration_s=1.0, requests=None, seed=0,
+    )  # fmt: skip
+    spec = WorkloadSpec.model_validate(SPEC)
+    session = BenchSession(options, spec, RefusingSend(), describe(spec, "m"), lambda *_: None)
+    with pytest.raises(TargetRefused, match=r"img: http_400\); nothing was benchmarked"):
+        asyncio.run(session.warm_up())
+    assert session.phases == []
