@@ -59,3 +59,25 @@ def test_bench_writes_the_result_json(tmp_path: Path, instant_url: str) -> None:
     assert done.returncode == 1, done.stderr  # an INVALID run is exit 1, with the JSON written
     assert "insufficient (n < 459)" in done.stderr
     assert "verdict: INVALID" in done.stderr
+
+
+def test_bench_sweep_records_its_probes(tmp_path: Path, instant_url: str) -> None:
+    mix = tmp_path / "mix.yaml"
+    mix.write_text(MIX, encoding="utf-8")
+    result = tmp_path / "sweep.json"
+    subprocess.run(
+        [sys.executable, "-m", "omniqual", "bench", "--target", instant_url, "--workload",
+         str(mix), "--sweep", "--slo", "p50:5", "--max-rate", "50", "--requests", "60",
+         "--profile", "constant", "-o", str(result)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    doc = json.loads(result.read_text(encoding="utf-8"))
+    sweep = doc["sweep"]
+    # An instant server meets p50 <= 5 s at every rate: the search climbs to --max-rate.
+    assert doc["mode"] == "sweep" and sweep["stop_reason"] == "max_rate_passes"
+    assert sweep["saturation_rate"] == 50.0 and (sweep["slo_percentile"], sweep["slo_bound_s"]) == (
+        50.0, 5.0,
+    )  # fmt: skip
+    assert len(doc["phases"]) == len(sweep["probe_verdicts"]) >= 1
+    assert doc["phases"][-1]["offered_rate"] == 50.0
+    assert all(p["completed_requests"] == 60 for p in doc["phases"])
