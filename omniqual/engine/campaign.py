@@ -249,7 +249,7 @@ class _GroupRun:
                 provenance = prepared[recipe.recipe.id].provenance.model_copy(
                     update={"serve_argv": target.provenance.serve_argv}
                 )
-            job = GateJob(item.gate, item.row, info, provenance)
+            job = GateJob(item.gate, item.row, info, provenance, artifacts=target.configs)
             result = await run_gate(job, self.writer, project_root=self.root,
                                     command=self.command, observe=self.observe, seed=self.seed,
                                     serve_reference=self.pool.serve)  # fmt: skip

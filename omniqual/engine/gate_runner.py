@@ -22,7 +22,7 @@ from omniqual.checks.base import (
 from omniqual.checks.registry import resolve
 from omniqual.client.client import OmniClient
 from omniqual.domain.axes import RowKey
-from omniqual.domain.evidence import ErrorInfo
+from omniqual.domain.evidence import Artifact, ErrorInfo
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe
@@ -40,6 +40,8 @@ class GateJob:
     row: RowKey
     target: TargetInfo
     provenance: Provenance
+    artifacts: tuple[Artifact, ...] = ()
+    """Artifacts of the target rather than of the check (the launch's deploy config files)."""
 
 
 def check_params(gate: LoadedGate) -> CheckParams:
@@ -121,7 +123,7 @@ async def run_gate(
         requested=dict(outcome.requested),
         effective=dict(outcome.effective),
         measurements=outcome.measurements,
-        artifacts=outcome.artifacts,
+        artifacts=(*outcome.artifacts, *job.artifacts),
         cases=outcome.cases,
         provenance=job.provenance,
         error=error,

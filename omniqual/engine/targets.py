@@ -20,7 +20,7 @@ from omniqual.client.client import OmniClient
 from omniqual.client.errors import ClientError
 from omniqual.deploy.embedded.manifest import canonical_json, inventory
 from omniqual.deploy.launcher import launch, placeholder_values, probe_startup, stop
-from omniqual.deploy.serve_config import serve_config_sha256
+from omniqual.deploy.serve_config import FILE_FLAGS, flag_name, serve_config_sha256
 from omniqual.deploy.state import omniqual_home
 from omniqual.deploy.target_software import probe_target_software
 from omniqual.domain.axes import RowKey
@@ -135,6 +135,39 @@ def store_log(writer: RunWriter, log_path: Path | None, name: str) -> Artifact |
     )
 
 
+DEPLOY_CONFIG_ROLE = "deploy-config"
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def config_file_paths(argv: tuple[str, ...]) -> list[str]:
+    """The files a serve argv names by a config flag (``--deploy-config x.yaml`` or ``=x.yaml``)."""
+    found: list[str] = []
+    for i, token in enumerate(argv):
+        written, inline, value = token.partition("=")
+        if not token.startswith("--") or flag_name(written) not in FILE_FLAGS:
+            continue
+        given = value if inline else (argv[i + 1] if i + 1 < len(argv) else "")
+        if given and not given.startswith("-"):
+            found.append(given)
+    return found
+
+
+def store_deploy_configs(writer: RunWriter, argv: tuple[str, ...]) -> tuple[Artifact, ...]:
+    """Keep every config file the launch read, as launched, so a report can show the deploy
+    config and not only its name. Stored unmodified: its sha256 is the content hash the serve
+    config fingerprint holds (a report scrubs it when it shows it). An unreadable file is not
+    stored: the report then says the file is named but not recorded."""
+    stored: list[Artifact] = []
+    for given in dict.fromkeys(config_file_paths(argv)):
+        path = Path(given)  # relative paths resolve as the launched process (same cwd) read them
+        if not path.is_file():
+            continue
+        media = "application/yaml" if path.suffix.lower() in _YAML_SUFFIXES else "text/plain"
+        stored.append(writer.put_artifact(path, media_type=media, role=DEPLOY_CONFIG_ROLE,
+                                          name=path.name))  # fmt: skip
+    return tuple(stored)
+
+
 async def check_reachable(url: str) -> None:
     """A deployment given by URL must answer /health before any gate runs: a dead or
     misbehaving target is one clear error, not a column of invalid results."""
@@ -162,6 +195,9 @@ class ServedTarget:
     """What answered: measured at launch, or what a URL deployment reported about itself."""
     identity: served_identity.ServedIdentity | None = None
     """What a URL deployment reported (None for a launch)."""
+    configs: tuple[Artifact, ...] = ()
+    """The config files the launch's argv names, stored (role ``deploy-config``): every gate
+    result served by this launch carries them."""
 
 
 @asynccontextmanager
@@ -207,7 +243,8 @@ async def served(
             checkpoint_dir=prepared.checkpoint_dir, log_path=target.log_path,
             temp_dirs=(temp_dir,), label=f"{recipe.id} @ {target.url}",
         )  # fmt: skip
-        yield ServedTarget(info, launched_provenance(prepared, target.command))
+        configs = store_deploy_configs(writer, target.command)
+        yield ServedTarget(info, launched_provenance(prepared, target.command), configs=configs)
     finally:
         await asyncio.to_thread(stop, target)
         timing.launch_stopped(handle)
