@@ -102,6 +102,15 @@ class Code:
     text: str
     language: str = "shell"
     kind: Literal["code"] = "code"
+    link: str = ""
+    """Where the whole text lives (an artifact file, relative to the report); "" for none."""
+    note: str = ""
+    """Said under the text (e.g. that it was cut, and where the whole is)."""
+    folded: bool = False
+    """HTML folds it into ``<details>`` too (Markdown folds every code block)."""
+    preview_lines: int = 0
+    """Markdown shows only this many first lines (0: all) and says so: a PR comment stays short;
+    HTML shows the whole text."""
 
 
 Block = Table | KeyValues | Bullets | Gallery | Plot | Code

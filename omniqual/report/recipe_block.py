@@ -3,23 +3,29 @@ host it ran on (the seed's hardware-recipe contract: identity, software, command
 
 * The serve command exactly as launched (``Provenance.serve_argv``, secrets and prompts masked)
   and the deploy config: the config files the command names, the normalized config's hash, and
-  the row's deployment axes.
+  the row's deployment axes. A config file the launch recorded (a ``deploy-config`` artifact) is
+  shown, scrubbed like any record text and bounded, with a link to the artifact; one only named
+  (an older run, a URL target) is named.
 * One ``curl`` per task the row serves (``curl``), with a placeholder prompt.
 * The target host: GPU SKU, driver, CUDA/ROCm and interconnect from the run's fingerprint when
   the target was launched on the harness host; for a URL target those are not knowable here.
 """
 
+import hashlib
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePath
 
+from omniqual.domain.evidence import Artifact
 from omniqual.domain.matrix import CompiledRow
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import EnvironmentFingerprint
 from omniqual.report.blocks import Block, Code, KeyValues
 from omniqual.report.curl import base_url, task_curl
-from omniqual.report.links import EvidenceLinks
-from omniqual.report.redact import safe_command, safe_text
+from omniqual.report.links import ARTIFACTS, EvidenceLinks
+from omniqual.report.redact import REDACTED, masked_key, safe_command, safe_text
 
 RECIPE_PREFIX = "Recipe "
 """Every block of a row's recipe is titled ``Recipe #n…`` (a PR comment may keep only some)."""
@@ -33,14 +39,84 @@ DEPLOY_AXES = (
 )  # fmt: skip
 
 
-def _config_files(argv: Sequence[str]) -> list[str]:
+DEPLOY_CONFIG_ROLE = "deploy-config"
+"""The role of a config file a launch recorded (``omniqual.engine.targets``)."""
+CONFIG_LINES = 400
+"""The most lines of one config file a report shows (HTML); the artifact holds the rest."""
+CONFIG_PREVIEW_LINES = 60
+"""The lines of one config file Markdown shows (a PR comment stays short)."""
+_YAML_KEY = re.compile(r"^(?P<head>\s*(?:-\s+)?[\"']?(?P<key>[A-Za-z_][\w.-]*)[\"']?\s*:)\s*\S")
+
+
+def _config_files(argv: Sequence[str]) -> list[tuple[str, str]]:
+    """(flag, value as given) for every config file the argv names."""
     found = []
     for i, arg in enumerate(argv):
         name, eq, value = arg.partition("=")
         if name in CONFIG_FLAGS:
             given = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
-            found.append(f"{name} {safe_text(given)}")
+            found.append((name, given))
     return found
+
+
+def _config_text(data: bytes) -> str:
+    """A config file as a report may show it: secrets and prompt-like keys masked, base64 runs
+    and over-long lines cut, at most :data:`CONFIG_LINES` lines."""
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    shown = []
+    for line in lines[:CONFIG_LINES]:
+        key = _YAML_KEY.match(line)
+        if key and masked_key(key.group("key")):
+            shown.append(f"{key.group('head')} {REDACTED}")
+        else:
+            shown.append(safe_text(line))
+    return "\n".join(shown)
+
+
+def _read_artifact(links: EvidenceLinks, run_id: str, artifact: Artifact) -> bytes | None:
+    """The artifact's bytes when its run directory is known and the file is intact."""
+    run_dir = links.run_dirs.get(run_id)
+    if run_dir is None:
+        return None
+    try:
+        data = (run_dir / ARTIFACTS / artifact.sha256).read_bytes()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == artifact.sha256 else None
+
+
+def _config_items_and_blocks(
+    label: str, launch: GateResult | None, links: EvidenceLinks
+) -> tuple[list[str], list[Block]]:
+    """What the recipe says of each named config file, and a code block per recorded one."""
+    if launch is None:
+        return [], []
+    recorded = {a.name: a for a in launch.artifacts if a.role == DEPLOY_CONFIG_ROLE}
+    items: list[str] = []
+    blocks: list[Block] = []
+    for flag, given in _config_files(launch.provenance.serve_argv):
+        named = f"{flag} {safe_text(given)}"
+        artifact = recorded.get(PurePath(given).name) if given else None
+        if artifact is None:
+            items.append(named)  # named by the command, its content not recorded by the run
+            continue
+        data = _read_artifact(links, launch.run_id, artifact)
+        if data is None:
+            items.append(f"{named} (recorded as artifact {artifact.sha256[:12]}…, not found in "
+                         "the evidence directories)")  # fmt: skip
+            continue
+        items.append(f"{named} (recorded, sha256 {artifact.sha256[:12]}…, shown below)")
+        text = _config_text(data)
+        total = len(data.decode("utf-8", errors="replace").splitlines())
+        cut = total > CONFIG_LINES
+        note = f"The file has {total} lines; a report shows at most {CONFIG_LINES}." if cut else ""
+        yaml = artifact.media_type == "application/yaml"
+        blocks.append(Code(
+            f"{RECIPE_PREFIX}{label}: deploy config {flag} {safe_text(artifact.name)}", text,
+            language="yaml" if yaml else "text", link=links.artifact(launch.run_id,
+            artifact.sha256), note=note, folded=True, preview_lines=CONFIG_PREVIEW_LINES,
+        ))  # fmt: skip
+    return items, blocks
 
 
 def _accelerator_stack(env: EnvironmentFingerprint) -> str:
@@ -106,7 +182,7 @@ def recipe_blocks(
     target = any_result.target if any_result else ""
     prov = any_result.provenance if any_result else None
     model = (prov.model if prov and prov.model else "") or row.axes.get("model", "")
-    files = _config_files(argv)
+    files, config_blocks = _config_items_and_blocks(label, launch, links)
     deploy = [
         ("serve command", "below, exactly as launched" if argv else
          "not recorded: no result on this row launched the server (a URL target, or no run)"),
@@ -135,6 +211,7 @@ def recipe_blocks(
     blocks: list[Block] = [KeyValues(f"{RECIPE_PREFIX}{label}", items, links=hrefs)]
     if argv:
         blocks.append(Code(f"{RECIPE_PREFIX}{label}: serve command", safe_command(argv)))
+    blocks += config_blocks
     if curl is not None:
         blocks.append(Code(f"{RECIPE_PREFIX}{label}: request ({task} via {api_mode})", curl))
     return tuple(blocks)

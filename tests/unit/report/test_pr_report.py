@@ -2,6 +2,7 @@
 curl, the coverage map, a self-contained and escaped HTML page, and the CSV export."""
 
 import csv
+import hashlib
 import io
 from collections.abc import Callable
 from html.parser import HTMLParser
@@ -129,6 +130,85 @@ def test_recipe_has_the_serve_command_one_curl_and_no_prompt(
     items = dict(recipe.items)
     assert items["config files"] == "--deploy-config deploy/h200.yaml"
     assert items["host: gpu"].startswith("not knowable on this host")
+
+
+DEPLOY_YAML = (
+    "# deploy for h200\nstages:\n  - stage_id: 0\n    note: " + EVIL + "\n"
+    "    hf_token: hf_abcdefghijklmnopqrstuvwxyz123456\n"
+    + "".join(f"  - stage_id: {i}\n" for i in range(1, 80))
+)
+
+
+def _recorded_config(
+    tmp_path: Path,
+    make_row: Callable[..., CompiledRow],
+    make_matrix: Callable[..., CompiledMatrix],
+    make_result: Callable[..., GateResult],
+) -> RunEvidence:
+    """A launch whose --deploy-config file was recorded as an artifact in run-1's store."""
+    data = DEPLOY_YAML.encode()
+    digest = hashlib.sha256(data).hexdigest()
+    artifacts = tmp_path / "evidence" / "run-1" / "artifacts"
+    artifacts.mkdir(parents=True)
+    (artifacts / digest).write_bytes(data)
+    matrix = make_matrix(make_row(CellState.VALIDATED, axes={"api_mode": "images-generations"}))
+    argv = ("vllm", "serve", "org/model", "--port", "8123",
+            "--deploy-config", "/srv/deploy/h200.yaml")  # fmt: skip
+    result = make_result(
+        "g1", row=matrix.rows[0].key, provenance=Provenance(serve_argv=argv),
+        artifacts=(Artifact(sha256=digest, size=len(data), media_type="application/yaml",
+                            role="deploy-config", name="h200.yaml"),),
+    )  # fmt: skip
+    return _evidence(matrix, result, artifact_dirs=(artifacts,), report_dir=tmp_path / "out")
+
+
+def test_a_recorded_deploy_config_is_shown_escaped_in_html_and_fenced_in_markdown(
+    tmp_path: Path,
+    make_row: Callable[..., CompiledRow],
+    make_matrix: Callable[..., CompiledMatrix],
+    make_result: Callable[..., GateResult],
+) -> None:
+    evidence = _recorded_config(tmp_path, make_row, make_matrix, make_result)
+    digest = hashlib.sha256(DEPLOY_YAML.encode()).hexdigest()
+    href = f"../evidence/run-1/artifacts/{digest}"
+    blocks = next(s for s in run_report_view(evidence).sections if s.number == 4).blocks
+    recipe = next(b for b in blocks if isinstance(b, KeyValues) and b.title == "Recipe #1")
+    assert dict(recipe.items)["config files"].startswith(
+        f"--deploy-config /srv/deploy/h200.yaml (recorded, sha256 {digest[:12]}"
+    )
+    config = next(b for b in blocks if isinstance(b, Code) and "deploy config" in b.title)
+    assert config.link == href and config.language == "yaml"
+    assert "stage_id: 79" in config.text and "hf_abcdef" not in config.text  # secret masked
+
+    html = render_run_report(evidence, "html")
+    parser = _Tags()
+    parser.feed(html)
+    assert "script" not in [tag for tag, _ in parser.tags]  # the YAML's <script> stays text
+    assert "note: &lt;script&gt;alert(1)&lt;/script&gt;" in html and "hf_abcdef" not in html
+    assert "<details><summary>84 lines</summary>" in html and f'<a href="{href}">' in html
+    assert "  - stage_id: 79" in html  # HTML shows the whole (short) file
+
+    md = render_run_report(evidence, "md")
+    fenced = md.split("```yaml\n", 1)[1].split("\n```", 1)[0]
+    assert fenced.splitlines() == config.text.splitlines()[:60]  # bounded, in one yaml fence
+    assert f"{EVIL}" in fenced and "hf_abcdef" not in md
+    assert "stage_id: 79" not in md  # cut, and it says so, linking the whole file
+    assert f"_First 60 of 84 lines shown. The whole file: [artifact]({href})._" in md
+
+
+def test_a_named_config_without_a_recorded_artifact_is_only_named(
+    tmp_path: Path,
+    make_row: Callable[..., CompiledRow],
+    make_matrix: Callable[..., CompiledMatrix],
+    make_result: Callable[..., GateResult],
+) -> None:
+    evidence = _recorded_config(tmp_path, make_row, make_matrix, make_result)
+    old = evidence.results[0].model_copy(update={"artifacts": ()})  # an older run: no artifact
+    view = run_report_view(_evidence(evidence.matrix, old))
+    blocks = next(s for s in view.sections if s.number == 4).blocks
+    recipe = next(b for b in blocks if isinstance(b, KeyValues) and b.title == "Recipe #1")
+    assert dict(recipe.items)["config files"] == "--deploy-config /srv/deploy/h200.yaml"
+    assert not [b for b in blocks if isinstance(b, Code) and "deploy config" in b.title]
 
 
 def test_the_coverage_map_is_grey_where_the_matrix_has_no_row(
