@@ -103,6 +103,19 @@ def run_gate_command(
     raise typer.Exit(int(code))
 
 
+def _say_written(written: list[Path]) -> None:
+    """One line per report file; a directory of many (the CSV tables, matrix pages) as one."""
+    by_dir: dict[Path, list[Path]] = {}
+    for path in written:
+        by_dir.setdefault(path.parent, []).append(path)
+    for directory, paths in by_dir.items():
+        if len(paths) > 8:
+            typer.echo(f"wrote {len(paths)} files in {directory}/", err=True)
+        else:
+            for path in paths:
+                typer.echo(f"wrote {path}", err=True)
+
+
 @user_errors
 def run_command(
     campaign: Path = typer.Argument(..., help="A campaign file (rows x gates, recipes, report)."),
@@ -129,8 +142,7 @@ def run_command(
     written = write_reports(outcome, loaded, output)
     if junit is not None:
         write_junit(list(outcome.results), junit, evidence_root=outcome.run_dir.parent)
-    for path in written:
-        typer.echo(f"wrote {path}", err=True)
+    _say_written(written)
     counts = ", ".join(f"{n} {s.value}" for s, n in outcome.compiled.counts().items())
     typer.echo(f"run {outcome.run_dir}: {len(outcome.results)} results; matrix: {counts}", err=True)
     code = exit_code(outcome.results)

@@ -93,3 +93,15 @@ def test_gate_run_against_a_url_fitting_several_deployments_lists_them(project: 
     assert result.exit_code == 2, result.output
     assert "recipe live (2 rows)" in result.stderr and "recipe live-fp8 (1 row)" in result.stderr
     assert not (project / "runs").exists() or not any((project / "runs").iterdir())
+
+
+def test_many_report_files_in_one_directory_are_said_as_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from omniqual.cli.gate import _say_written
+
+    tables = [tmp_path / "report-tables" / f"{n:02d}.csv" for n in range(20)]
+    _say_written([tmp_path / "report.md", tmp_path / "report.html", *tables])
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"wrote {tmp_path / 'report.md'}", f"wrote {tmp_path / 'report.html'}",
+                     f"wrote 20 files in {tmp_path / 'report-tables'}/"]  # fmt: skip
