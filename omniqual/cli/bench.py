@@ -78,6 +78,7 @@ def bench_command(
     from omniqual.engine.bench.options import make_options
     from omniqual.engine.bench.result import shown
     from omniqual.engine.bench.runner import run_bench
+    from omniqual.engine.bench.transport import event_loop_factory
 
     options = make_options(
         target=target, workload=workload, rate=rate, rates=rates, sweep=sweep,
@@ -87,8 +88,11 @@ def bench_command(
     if not target.startswith(("http://", "https://")):
         out.print(f"launching recipe {target} (an embedded server can take minutes to be ready)")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=out, transient=False, refresh_per_second=2) as progress:
-        result = asyncio.run(run_bench(options, _Bar(progress)))
+    with (
+        Progress(*columns, console=out, transient=False, refresh_per_second=2) as progress,
+        asyncio.Runner(loop_factory=event_loop_factory()) as runner,
+    ):
+        result = runner.run(run_bench(options, _Bar(progress)))
     out.print(_table(result))
     for p in result.phases:
         for claim in p.percentiles:

@@ -3,8 +3,9 @@
 Run: .venv/bin/python tests/bench/bench_loadgen.py [--seconds 3] [--rates 50,200,1000]
 
 The instant keep-alive HTTP/1.1 server (tests/bench/instant_server.py) runs in a child process on
-an ephemeral 127.0.0.1 port; the client sends JSON POSTs over omniqual bench's aiohttp transport
-(``engine.bench.transport.AiohttpSend``; bench_peer.py measures it against httpx). For each
+an ephemeral 127.0.0.1 port; the client sends JSON POSTs over omniqual bench's transport
+(``engine.bench.transport.Http1Send`` on uvloop; bench_peer.py measures it against aiohttp and
+httpx). For each
 offered rate, on the same seeded Poisson schedule, these drivers are measured in the same run:
 
 * ``omniqual``: ``omniqual.loadgen.issuer.issue`` (open loop, one task per request).
@@ -34,10 +35,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import aiohttp
 import numpy as np
 
-from omniqual.engine.bench.transport import AiohttpSend
+from omniqual.engine.bench.transport import Http1Send, event_loop_factory, transport_label
 from omniqual.loadgen.issuer import IssuerSettings, Send, issue
 from omniqual.loadgen.records import OutcomeStatus, SendOutcome
 from omniqual.loadgen.schedule import Schedule, poisson_schedule
@@ -103,7 +103,7 @@ class NullSend:
 
 
 async def _omniqual_null(
-    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: AiohttpSend, offered: float
+    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: Http1Send, offered: float
 ) -> Measured:
     measured = await _omniqual(schedule, plan, NullSend(), offered)
     return Measured(
@@ -112,7 +112,7 @@ async def _omniqual_null(
 
 
 async def _closed_c1(
-    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: AiohttpSend, offered: float
+    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: Http1Send, offered: float
 ) -> Measured:
     loop = asyncio.get_running_loop()
     cpu = _cpu()
@@ -148,7 +148,7 @@ async def _closed_c1(
 
 
 async def _sleep_gap(
-    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: AiohttpSend, offered: float
+    schedule: Schedule, plan: tuple[PlannedRequest, ...], send: Http1Send, offered: float
 ) -> Measured:
     loop = asyncio.get_running_loop()
     cpu = _cpu()
@@ -193,7 +193,7 @@ async def _sleep_gap(
     )
 
 
-Driver = Callable[[Schedule, tuple[PlannedRequest, ...], AiohttpSend, float], Awaitable[Measured]]
+Driver = Callable[[Schedule, tuple[PlannedRequest, ...], Http1Send, float], Awaitable[Measured]]
 DRIVERS: dict[str, Driver] = {
     "omniqual": _omniqual,
     "closed-c1": _closed_c1,
@@ -211,9 +211,8 @@ async def _bench(
     rates: list[float],
     seconds: float,
     seed: int,
-    max_connections: int,
     drivers: tuple[Driver, ...],
-) -> list[Measured]:
+) -> tuple[list[Measured], str]:
     spec = WorkloadSpec.model_validate(
         {
             "name": "bench",
@@ -230,9 +229,8 @@ async def _bench(
         }
     )
     results = []
-    async with AiohttpSend(
-        f"http://127.0.0.1:{port}", timeout_s=10.0, pool=max_connections
-    ) as send:
+    label = transport_label()
+    async with Http1Send(f"http://127.0.0.1:{port}", timeout_s=10.0) as send:
         for rate in rates:
             schedule = poisson_schedule(rate, seed=seed, duration_s=seconds)
             plan = plan_requests(spec, schedule)
@@ -242,7 +240,7 @@ async def _bench(
                 warm = poisson_schedule(rate, seed=seed + 1, count=max(20, int(rate / 10)))
                 await issue(plan_requests(spec, warm), warm, send)
                 results.append(await driver(schedule, plan, send, rate))
-    return results
+    return results, label
 
 
 def _report(results: list[Measured]) -> None:
@@ -289,7 +287,6 @@ def main() -> None:
     parser.add_argument("--rates", default="50,200,1000")
     parser.add_argument("--seed", type=int, default=20260101)
     parser.add_argument("--drivers", default="omniqual,closed-c1,sleep-gap,oq-null")
-    parser.add_argument("--max-connections", type=int, default=100, help="connection pool size")
     parser.add_argument(
         "--in-flight-cap",
         type=int,
@@ -308,14 +305,11 @@ def main() -> None:
         rates = [float(r) for r in args.rates.split(",")]
         chosen = tuple(DRIVERS[name] for name in args.drivers.split(","))
         started = time.monotonic()
-        results = asyncio.run(
-            _bench(port, rates, args.seconds, args.seed, args.max_connections, chosen)
-        )
+        with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+            results, label = runner.run(_bench(port, rates, args.seconds, args.seed, chosen))
         _report(results)
-        print(
-            f"\nwall time {time.monotonic() - started:.1f} s, python {sys.version.split()[0]}, "
-            f"aiohttp {aiohttp.__version__}"
-        )
+        print(f"\nwall time {time.monotonic() - started:.1f} s, python {sys.version.split()[0]}, "
+              f"transport {label}")  # fmt: skip
     finally:
         server.terminate()
         server.wait(timeout=5)

@@ -8,15 +8,16 @@ run alternately (the order rotates every repeat) against the same server at the 
 the same number of requests (rate x seconds):
 
 * ``omniqual``: what ``omniqual bench`` runs for a phase (``engine.bench.runner.BenchSession``:
-  the seeded open-loop issuer over the aiohttp transport, plus the phase summary).
-* ``oq-httpx``: the same issuer over one pooled ``httpx.AsyncClient``: the transport that lost.
+  the seeded open-loop issuer over ``Http1Send`` on uvloop, plus the phase summary).
+* ``oq-aiohttp``, ``oq-httpx``: the same issuer, loop and summary over one pooled aiohttp session
+  or ``httpx.AsyncClient`` (tests/bench/alt_transports.py): the transports that lost.
 * ``peer``: modelled on vLLM-Omni's ``benchmarks/diffusion`` client from its description (not its
   code): aiohttp, request 0 at once, then ``await asyncio.sleep(random.expovariate(rate))`` with
   the unseeded global ``random`` before each further request, a task per request behind an
   ``asyncio.Semaphore(max_concurrency)``, latency timed from the send inside the request
   function, JSON answers parsed. Its ``--max-concurrency`` defaults to 1 there; a rate benchmark
   is run with it raised, so here it is the request count (never binding). One session is shared
-  by all requests (the kinder reading of the description for the peer's CPU figure).
+  by all requests, as its request functions are handed one.
 
 Figures per driver: client CPU-seconds per 1,000 requests (user+system of the driver process,
 over the timed phase with its result metrics: interpreter start, imports and warm-up excluded),
@@ -51,9 +52,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))  # the checkout, when run as a script
 sys.path.insert(0, str(HERE))
 
-from peer_report import report  # noqa: E402  (after the path set-up above)
+from alt_transports import AiohttpSend, HttpxSend  # noqa: E402  (after the path set-up above)
+from peer_report import report  # noqa: E402
 
-DRIVERS = ("omniqual", "peer", "oq-httpx")
+from omniqual.engine.bench.transport import event_loop_factory  # noqa: E402
+
+DRIVERS = ("omniqual", "peer", "oq-aiohttp", "oq-httpx")
 WORKLOAD = {
     "name": "bench-peer",
     "seed": 7,
@@ -176,37 +180,12 @@ async def _peer(
 # ------------------------------------------------------------------------------ omniqual
 
 
-class _HttpxSend:
-    """The losing transport, kept here only to keep measuring it."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
-    async def __call__(self, planned: Any, /) -> Any:
-        import httpx
-
-        from omniqual.checks.load_binding import wire_call
-        from omniqual.engine.bench.transport import judge
-        from omniqual.loadgen.records import OutcomeStatus, SendOutcome
-
-        call = wire_call(planned)
-        body = json.dumps(call.json).encode()
-        try:
-            response = await self.client.post(
-                call.path, content=body, headers={"content-type": "application/json"}
-            )
-        except httpx.HTTPError as exc:
-            return SendOutcome(OutcomeStatus.ERROR, None, type(exc).__name__)
-        kind = response.headers.get("content-type", "")
-        return judge(planned.endpoint, response.status_code, kind, response.content)
-
-
 async def _omniqual(url: str, rate: float, count: int, seed: int, transport: str) -> dict[str, Any]:
     import httpx
 
     from omniqual.engine.bench.options import make_options
     from omniqual.engine.bench.runner import BenchSession, describe
-    from omniqual.engine.bench.transport import AiohttpSend
+    from omniqual.engine.bench.transport import Http1Send
     from omniqual.loadgen.workload import WorkloadSpec
 
     spec = WorkloadSpec.model_validate(WORKLOAD)
@@ -240,12 +219,15 @@ async def _omniqual(url: str, rate: float, count: int, seed: int, transport: str
             "latency_p99_s": phase.latency_from_send_p99,
         }
 
+    if transport == "http1":
+        async with Http1Send(url) as send:
+            return await timed(send)
     if transport == "aiohttp":
         async with AiohttpSend(url) as send:
             return await timed(send)
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=600) as client:
-        return await timed(_HttpxSend(client))
+        return await timed(HttpxSend(client))
 
 
 def _child(args: argparse.Namespace) -> None:
@@ -253,8 +235,10 @@ def _child(args: argparse.Namespace) -> None:
     if args.driver == "peer":
         figures = asyncio.run(_peer(args.target, rate, count, 2, "64x64", args.model))
     else:
-        transport = "aiohttp" if args.driver == "omniqual" else "httpx"
-        figures = asyncio.run(_omniqual(args.target, rate, count, args.seed, transport))
+        transport = {"omniqual": "http1", "oq-aiohttp": "aiohttp"}.get(args.driver, "httpx")
+        # every omniqual driver on the loop `omniqual bench` runs on, so only the transport varies
+        with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+            figures = runner.run(_omniqual(args.target, rate, count, args.seed, transport))
     print(json.dumps(figures), flush=True)
 
 

@@ -26,7 +26,7 @@ from omniqual.engine.bench.result import (
     flat_fields,
 )
 from omniqual.engine.bench.target import bench_target
-from omniqual.engine.bench.transport import TRANSPORT, AiohttpSend
+from omniqual.engine.bench.transport import Http1Send, transport_label
 from omniqual.loadgen.issuer import IssuerSettings, Send, issue
 from omniqual.loadgen.records import LoadRun, OutcomeStatus, SendOutcome
 from omniqual.loadgen.saturation import SearchSettings, SloTarget, find_saturation
@@ -165,8 +165,9 @@ async def run_bench(options: BenchOptions, progress: Progress = _quiet) -> Bench
     started = datetime.now(UTC).isoformat(timespec="seconds")
     async with (
         bench_target(options.target) as target,
-        AiohttpSend(target.url, timeout_s=options.request_timeout_s) as send,
+        Http1Send(target.url, timeout_s=options.request_timeout_s) as send,
     ):
+        transport = transport_label()
         bench = BenchSession(options, spec, send, describe(spec, target.model), progress)
         solo = await bench.warm_up()
         sweep = None
@@ -184,7 +185,7 @@ async def run_bench(options: BenchOptions, progress: Progress = _quiet) -> Bench
         target=target.label,
         workload=spec.name,
         mode=options.mode,
-        transport=TRANSPORT,
+        transport=transport,
         confidence=options.confidence,
         max_p99_issue_lag_s=options.max_p99_issue_lag_s,
         phases=tuple(bench.phases),

@@ -1,41 +1,49 @@
-"""The bench's hot path: planned requests sent over one pooled aiohttp session.
+"""The bench's hot path: planned requests sent over a lean HTTP/1.1 pool on uvloop.
 
-Measured against httpx through the same issuer, on one instant local server
-(tests/bench/bench_peer.py, 3 alternating repeats): aiohttp costs 0.27-0.28 client CPU-s per
-1,000 requests at 1000 RPS, where httpx costs 4.5-5.9 and falls behind its schedule (0.69-0.98
-of planned); at 200 RPS 0.43-0.49 against 1.07-1.33. So the bench issues over aiohttp; the
-request bodies are still built by ``checks.load_binding.wire_call``, the one place a planned
-request becomes an HTTP request. Async video jobs (create, poll, download) are delegated to
-``OmniSend``: polling is not on the issue path.
+Chosen by the numbers (tests/bench/bench_peer.py, one instant local server, alternating
+repeats, the same seeded issuer on every transport): client CPU-s per 1,000 requests at 200 and
+1000 RPS were about 0.2 and 0.13 over ``client.http1_pool`` on uvloop, 0.40 and 0.27 over
+aiohttp, 1.1 and 4.5+ over httpx (which also fell behind its schedule at 1000 RPS). aiohttp and
+httpx stay in tests/bench/alt_transports.py only to keep measuring them. Request bodies are still
+built by ``checks.load_binding.wire_call``, the one place a planned request becomes an HTTP
+request. Async video jobs (create, poll, download) are delegated to ``OmniSend``: polling is not
+on the issue path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
+from importlib.metadata import version
 from typing import Any
 
-import aiohttp
-
-from omniqual.checks.load_binding import OmniSend, WireCall, wire_call
-from omniqual.client import OmniClient
+from omniqual.checks.load_binding import OmniSend, wire_call
+from omniqual.client import OmniClient, encode_multipart
+from omniqual.client.http1_pool import Http1Error, Http1Pool
 from omniqual.client.server_metrics import metrics_from_doc
 from omniqual.loadgen.records import OutcomeStatus, SendOutcome
 from omniqual.loadgen.workload import EndpointKind, PlannedRequest
 
-TRANSPORT = f"aiohttp {aiohttp.__version__}"
-_JSON = {"content-type": "application/json"}
+
+def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's loop where it is installed (its timers and sockets cost less CPU per request
+    than asyncio's), else None: asyncio's default loop."""
+    try:
+        import uvloop
+    except ImportError:  # e.g. Windows, where uvloop does not exist
+        return None
+    return uvloop.new_event_loop
+
+
+def transport_label() -> str:
+    """What carries the requests on the running loop, as the result JSON records it."""
+    uv = type(asyncio.get_running_loop()).__module__.startswith("uvloop")
+    loop = f"uvloop {version('uvloop')}" if uv else "asyncio"
+    return f"http1 pool (httptools {version('httptools')}) on {loop}"
+
+
 _WITH_DATA = (EndpointKind.IMAGE, EndpointKind.IMAGE_EDIT, EndpointKind.CHAT)
-
-
-def _form(call: WireCall) -> aiohttp.FormData:
-    form = aiohttp.FormData()
-    for name, value in (call.data or {}).items():
-        for item in value if isinstance(value, list) else [value]:
-            form.add_field(name, str(item))
-    for name, (filename, content, content_type) in call.files:
-        form.add_field(name, content, filename=filename, content_type=content_type)
-    return form
 
 
 def judge(kind: EndpointKind, status: int, content_type: str, body: bytes) -> SendOutcome:
@@ -64,25 +72,20 @@ def judge(kind: EndpointKind, status: int, content_type: str, body: bytes) -> Se
     return SendOutcome(OutcomeStatus.OK, status, None, stages, peak)
 
 
-class AiohttpSend:
-    """A loadgen ``Send`` over aiohttp; use as an async context manager."""
+class Http1Send:
+    """A loadgen ``Send`` over :class:`Http1Pool`; use as an async context manager."""
 
-    def __init__(self, base_url: str, *, timeout_s: float = 600.0, pool: int = 1000) -> None:
+    def __init__(self, base_url: str, *, timeout_s: float = 600.0) -> None:
         self.base_url = base_url.rstrip("/")
-        self.timeout = aiohttp.ClientTimeout(total=timeout_s)
-        self.pool = pool
-        self._session: aiohttp.ClientSession | None = None
+        self.pool = Http1Pool(self.base_url, timeout_s=timeout_s)
         self._omni: OmniClient | None = None
         self._jobs: OmniSend | None = None
 
-    async def __aenter__(self) -> AiohttpSend:
-        connector = aiohttp.TCPConnector(limit=self.pool, limit_per_host=self.pool)
-        self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout)
+    async def __aenter__(self) -> Http1Send:
         return self
 
     async def __aexit__(self, *_exc: object) -> None:
-        if self._session is not None:
-            await self._session.close()
+        await self.pool.aclose()
         if self._omni is not None:
             await self._omni.aclose()
 
@@ -95,25 +98,21 @@ class AiohttpSend:
     async def __call__(self, planned: PlannedRequest, /) -> SendOutcome:
         if planned.endpoint is EndpointKind.VIDEO_ASYNC:
             return await self._job_sender()(planned)
-        assert self._session is not None, "use AiohttpSend as an async context manager"
-        call = wire_call(planned)
-        url = self.base_url + call.path
         try:
-            if call.json is not None:
-                body = json.dumps(call.json).encode()
-                response = self._session.request(call.method, url, data=body, headers=_JSON)
-            else:
-                response = self._session.request(call.method, url, data=_form(call))
-            async with response as answer:
-                content = await answer.read()
-                status, content_type = answer.status, answer.content_type
+            answer = await self.pool.send(self._prepare(planned))
         except TimeoutError:
             return SendOutcome(OutcomeStatus.TIMEOUT, None, "timeout")
-        except aiohttp.ClientError as exc:
-            return SendOutcome(OutcomeStatus.ERROR, None, type(exc).__name__)
-        except asyncio.CancelledError:
-            raise
-        return judge(planned.endpoint, status, content_type, content)
+        except Http1Error as error:
+            return SendOutcome(OutcomeStatus.ERROR, None, error.kind)
+        return judge(planned.endpoint, answer.status, answer.content_type.lower(), answer.body)
+
+    def _prepare(self, planned: PlannedRequest) -> bytes:
+        call = wire_call(planned)
+        if call.json is not None:
+            body, content_type = json.dumps(call.json).encode(), "application/json"
+        else:
+            body, content_type = encode_multipart(call.data, call.files)
+        return self.pool.prepare(call.method, call.path, content_type, body)
 
 
-__all__ = ["TRANSPORT", "AiohttpSend", "judge"]
+__all__ = ["Http1Send", "event_loop_factory", "judge", "transport_label"]

@@ -44,7 +44,7 @@ def test_bench_writes_the_result_json(tmp_path: Path, instant_url: str) -> None:
     doc = json.loads(result.read_text(encoding="utf-8"))
     assert doc["schema_version"] == 1 and doc["mode"] == "rates"
     assert doc["duration"] is None  # several phases: no top-level vLLM-Omni figures
-    assert doc["transport"].startswith("aiohttp")
+    assert doc["transport"].startswith("http1 pool (httptools") and "uvloop" in doc["transport"]
     slow, fast = doc["phases"]
     assert (slow["offered_rate"], fast["offered_rate"]) == (20.0, 300.0)
     # constant arrivals at k/rate below 2 s: 39 and 599 requests, all answered.

@@ -4,6 +4,7 @@ and the resource helpers it feeds (Prometheus gauges, memory trend)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from types import MappingProxyType
 
 import pytest
@@ -12,7 +13,9 @@ from omniqual.checks.load_binding import (
     EntryBinding,
     Injection,
     OmniSend,
+    _wire_call,
     endpoint_for,
+    request_prompt,
     server_timings,
     wire_call,
 )
@@ -27,6 +30,23 @@ from tests.fakes.fake_omni import FakeOmni
 def planned(kind: EndpointKind, entry: str = "small", index: int = 0) -> PlannedRequest:
     params = RequestParams(64, 64, 9, 2, 6, None, 11, ())
     return PlannedRequest(index, 0.0, entry, "t2i", kind, params)
+
+
+@pytest.mark.parametrize("kind", list(EndpointKind))
+def test_a_seeded_request_equals_one_built_from_scratch(kind: EndpointKind) -> None:
+    """wire_call builds a shape once and sets each request's seed on a copy: the result must be
+    exactly the request built whole with that seed, and the shared template must not change."""
+    params = RequestParams(64, 48, 5, 3, 6, 2.5, 1234, (("negative_prompt", "blur"),))
+    first = wire_call(PlannedRequest(9, 0.0, "e", "t2i", kind, params))
+    built = _wire_call.__wrapped__(
+        kind, params, request_prompt(PlannedRequest(9, 0.0, "e", "t2i", kind, params))
+    )
+    assert (first.json, first.data, first.files, first.path) == (
+        built.json, built.data, built.files, built.path)  # fmt: skip
+    other = wire_call(PlannedRequest(9, 0.0, "e", "t2i", kind, dataclasses.replace(params, seed=7)))
+    seeds = str((other.json or {}).get("seed", "")) + str((other.data or {}).get("seed", ""))
+    seeds += str((other.json or {}).get("extra_body", {}).get("seed", ""))
+    assert seeds == "7" and first == wire_call(PlannedRequest(9, 0.0, "e", "t2i", kind, params))
 
 
 def test_api_modes_map_to_endpoints() -> None:

@@ -106,7 +106,7 @@ def test_a_phase_field_cannot_contradict_its_claim(tmp_path: Path) -> None:
 def _result(phases: tuple[BenchPhase, ...], **extra: object) -> BenchResult:
     return BenchResult(
         omniqual_version="0", started_at="2026-01-01T00:00:00+00:00", target="t", workload="w",
-        mode="rate" if len(phases) == 1 else "rates", transport="aiohttp", confidence=0.99,
+        mode="rate" if len(phases) == 1 else "rates", transport="http1 pool", confidence=0.99,
         max_p99_issue_lag_s=0.01, phases=phases, verdict=Verdict.INVALID, reasons=("r",),
         **extra,
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""How the bench's aiohttp transport judges an answer (no sockets: ``judge`` only)."""
+"""How the bench transport judges an answer (no sockets: ``judge`` only)."""
 
 from __future__ import annotations
 
