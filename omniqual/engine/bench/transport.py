@@ -1,14 +1,13 @@
 """The bench's hot path: planned requests sent over a lean HTTP/1.1 pool on uvloop.
 
-Chosen by the numbers (tests/bench/bench_peer.py, one instant local server, alternating
-repeats, the same seeded issuer on every transport): client CPU-s per 1,000 requests at 200 and
-1000 RPS were about 0.2 and 0.13 over ``client.http1_pool`` on uvloop, 0.40 and 0.27 over
-aiohttp, 1.1 and 4.5+ over httpx (which also fell behind its schedule at 1000 RPS). aiohttp and
-httpx stay in tests/bench/alt_transports.py only to keep measuring them. Request bodies are still
-built by ``checks.load_binding.wire_call``, the one place a planned request becomes an HTTP
-request. Async video jobs (create, poll, download) are delegated to ``OmniSend``: polling is not
-on the issue path.
-"""
+Chosen by the numbers (tests/bench/bench_peer.py, one instant local server, 3 alternating
+repeats, the same seeded issuer, loop and summary on every transport): client CPU-s per 1,000
+requests at 200 and 1000 RPS were 0.35-0.43 and 0.17-0.18 over ``client.http1_pool``,
+0.55-0.62 and 0.29-0.33 over aiohttp, 1.3-1.4 and 6.3-7.1 over httpx (which also fell behind
+its schedule at 1000 RPS). aiohttp and httpx stay in tests/bench/alt_transports.py only to keep
+measuring them. Request bodies are still built by ``checks.load_binding.wire_call``, the one
+place a planned request becomes an HTTP request. Async video jobs (create, poll, download) are
+delegated to ``OmniSend``: polling is not on the issue path."""
 
 from __future__ import annotations
 
