@@ -28,6 +28,7 @@ from omniqual.engine.served_identity import RowVerdict, ServedIdentity
 from omniqual.engine.store import RunWriter
 from omniqual.engine.targets import check_reachable
 from omniqual.specs.gates import LoadedGate
+from omniqual.specs.matrix import PlannedRow
 from omniqual.specs.project import find_project
 from omniqual.specs.recipes import LoadedRecipe, RecipeBook, load_recipes
 from omniqual.specs.source import SpecError
@@ -52,15 +53,7 @@ async def run_single_gate(
 ) -> list[GateResult]:
     project = find_project()
     loaded = load_project_matrix(matrix or project.matrices / DEFAULT_MATRIX)
-    if gate_id not in loaded.gates:
-        known = ", ".join(sorted(loaded.gates))
-        raise ValueError(f"unknown gate {gate_id!r} (known: {known})")
-    gate = loaded.gates[gate_id]
-    check_params(gate)
-    selector = Selector.parse(row_selector)
-    for axis in selector.axes():
-        if loaded.matrix.catalog.axis(axis) is None:
-            raise ValueError(f"unknown axis {axis!r} in --row")
+    _known_gate(loaded, gate_id)  # said before anything about the target
     recipes = load_recipes(loaded.project.runners)
     is_url = target.startswith(("http://", "https://"))
     if server_pid is not None:
@@ -74,6 +67,64 @@ async def run_single_gate(
         )  # fmt: skip
     else:
         recipe = recipes[target]
+    gate, selected = _selected_rows(loaded, recipes, gate_id, row_selector, target, is_url)
+    rows = [row.key for row in selected]
+    if recipe.recipe.kind is RecipeKind.URL:
+        url = recipe.recipe.url
+        assert url is not None  # a url recipe always has one (LaunchRecipe checks)
+        await check_reachable(url)
+        identity = await served_identity.identify_deployment(url)
+        rows = rows_served_by(identity, loaded, recipes, selected_keys=rows, gate=gate,
+                              row_selector=row_selector)  # fmt: skip
+        if is_url and identity.model_ids:
+            # The rows were matched through their own recipes; the given URL is the deployment
+            # serving this id.
+            given = recipe.recipe.model_copy(update={"model": identity.model_ids[0]})
+            recipe = LoadedRecipe(given, recipe.path, recipe.line)
+    items = [PlannedGate(gate, key) for key in rows]
+    return await _run_items(loaded, recipes, recipe, items, evidence_root=evidence_root,
+                            command=command, observe=observe, server_pid=server_pid)  # fmt: skip
+
+
+async def run_gate_batch(
+    pairs: Sequence[tuple[str, str]],
+    recipe_id: str,
+    *,
+    matrix: Path | None,
+    evidence_root: Path,
+    command: Sequence[str],
+    observe: Observer = ignore,
+) -> list[GateResult]:
+    """Several (gate, row selector) pairs on one launch recipe's rows, in one run: a recipe is
+    launched once for all of them, as a campaign launches it (the pytest plugin's gate × row
+    items of one target). Every pair is checked before anything starts."""
+    project = find_project()
+    loaded = load_project_matrix(matrix or project.matrices / DEFAULT_MATRIX)
+    recipes = load_recipes(loaded.project.runners)
+    recipe = recipes[recipe_id]
+    items: dict[tuple[str, str], PlannedGate] = {}
+    for gate_id, row_selector in pairs:
+        gate, selected = _selected_rows(loaded, recipes, gate_id, row_selector, recipe_id, False)
+        for row in selected:
+            items.setdefault((gate_id, str(row.key)), PlannedGate(gate, row.key))
+    if recipe.recipe.kind is RecipeKind.URL:
+        assert recipe.recipe.url is not None  # a url recipe always has one (LaunchRecipe checks)
+        await check_reachable(recipe.recipe.url)
+    return await _run_items(loaded, recipes, recipe, list(items.values()),
+                            evidence_root=evidence_root, command=command, observe=observe,
+                            server_pid=None)  # fmt: skip
+
+
+def _selected_rows(
+    loaded: ProjectMatrix, recipes: RecipeBook, gate_id: str, row_selector: str, target: str,
+    is_url: bool,
+) -> tuple[LoadedGate, list[PlannedRow]]:  # fmt: skip
+    """The gate and the matrix rows it runs on for ``row_selector``, checked (usage errors)."""
+    gate = _known_gate(loaded, gate_id)
+    selector = Selector.parse(row_selector)
+    for axis in selector.axes():
+        if loaded.matrix.catalog.axis(axis) is None:
+            raise ValueError(f"unknown axis {axis!r} in --row")
     selected = [
         row
         for row in loaded.matrix.rows
@@ -98,20 +149,22 @@ async def run_single_gate(
         raise SpecError(problems)
     # Contracts and mappings are checked before the target is contacted.
     validate_before_contact(loaded, [PlannedGate(gate, row.key) for row in selected])
-    rows = [row.key for row in selected]
-    if recipe.recipe.kind is RecipeKind.URL:
-        url = recipe.recipe.url
-        assert url is not None  # a url recipe always has one (LaunchRecipe checks)
-        await check_reachable(url)
-        identity = await served_identity.identify_deployment(url)
-        rows = rows_served_by(identity, loaded, recipes, selected_keys=rows, gate=gate,
-                              row_selector=row_selector)  # fmt: skip
-        if is_url and identity.model_ids:
-            # The rows were matched through their own recipes; the given URL is the deployment
-            # serving this id.
-            given = recipe.recipe.model_copy(update={"model": identity.model_ids[0]})
-            recipe = LoadedRecipe(given, recipe.path, recipe.line)
-    items = [PlannedGate(gate, key) for key in rows]
+    return gate, selected
+
+
+def _known_gate(loaded: ProjectMatrix, gate_id: str) -> LoadedGate:
+    if gate_id not in loaded.gates:
+        known = ", ".join(sorted(loaded.gates))
+        raise ValueError(f"unknown gate {gate_id!r} (known: {known})")
+    gate = loaded.gates[gate_id]
+    check_params(gate)
+    return gate
+
+
+async def _run_items(
+    loaded: ProjectMatrix, recipes: RecipeBook, recipe: LoadedRecipe, items: list[PlannedGate],
+    *, evidence_root: Path, command: Sequence[str], observe: Observer, server_pid: int | None,
+) -> list[GateResult]:  # fmt: skip
     on_harness = recipe.recipe.kind is not RecipeKind.URL or server_pid is not None
     host = HARNESS_HOST if on_harness else NOT_VISIBLE
     environment = collect_fingerprint(target_hosts={recipe.recipe.url or recipe.recipe.id: host})

@@ -1,12 +1,11 @@
 """The plugin's collector and items: one :class:`GateItem` per gate × row of the matrix.
 
 The matrix file is one collector (its spec errors are a collection error listing every
-problem). An item runs in ``setup`` (so a harness fault is a pytest *error*, not a failure) by
-:func:`omniqual.engine.single_gate.run_single_gate` with a selector naming exactly its row, and
-``runtest`` maps the recorded outcome. Each item is its own journalled run, as a ``gate run``.
+problem). An item runs in ``setup`` (so a harness fault is a pytest *error*, not a failure),
+through :mod:`omniqual.pytest_plugin.batch` (one launch and one run for every pending item of a
+recipe target; one run per item for a URL), and ``runtest`` maps the recorded outcome.
 """
 
-import asyncio
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,9 @@ from omniqual.domain.axes import RowKey, Selector
 from omniqual.domain.gate import Track
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
-from omniqual.engine.errors import StoreError
 from omniqual.engine.matrix_service import load_project_matrix
 from omniqual.engine.plan import wanted_gates
+from omniqual.pytest_plugin.batch import is_url, message, run_items
 from omniqual.specs.recipes import RecipeNotFound, load_recipes
 from omniqual.specs.source import SpecError
 
@@ -52,10 +51,6 @@ def collect_matrix(session: pytest.Session) -> list[pytest.Item]:
     return [item for item in session.genitems(collector) if isinstance(item, GateItem)]
 
 
-def _is_url(target: str) -> bool:
-    return target.startswith(("http://", "https://"))
-
-
 class MatrixFile(pytest.File):
     def collect(self) -> Iterator["GateItem"]:
         config = self.config
@@ -63,17 +58,17 @@ class MatrixFile(pytest.File):
         try:
             loaded = load_project_matrix(self.path)
             selector = Selector.parse(str(config.getoption("omniqual_row")))
-            if not _is_url(target):
+            if not is_url(target):
                 load_recipes(loaded.project.runners)[target]  # RecipeNotFound names close ids
         except (SpecError, ValueError, RecipeNotFound, OSError) as exc:
-            raise OmniqualProblem(_message(exc)) from None
+            raise OmniqualProblem(message(exc)) from None
         for axis in selector.axes():
             if loaded.matrix.catalog.axis(axis) is None:
                 raise OmniqualProblem(f"unknown axis {axis!r} in --omniqual-row")
         for row in loaded.matrix.rows:
             if not selector.matches(row.key):
                 continue
-            if not _is_url(target) and row.spec.recipe != target:
+            if not is_url(target) and row.spec.recipe != target:
                 continue  # a launched recipe realizes only the rows that name it
             for gate_id in dict.fromkeys(wanted_gates(row.spec)):
                 gate = loaded.gates[gate_id]
@@ -107,34 +102,21 @@ class GateItem(pytest.Item):
         self.line = line
         self.target = target
         self.result: GateResult | None = None
+        self.problem: str | None = None  # why no result could be recorded
         self.add_marker("omniqual")
         if track is not None:
             self.add_marker(f"omniqual_{track.value}")
 
     def setup(self) -> None:
-        from omniqual.engine.single_gate import run_single_gate
-
         config = self.config
-        if not _is_url(self.target):
+        if not is_url(self.target):
             _stop_servers_on_sigterm(config)
-        command = ("pytest", *config.invocation_params.args)
-        caught: tuple[type[Exception], ...] = (
-            SpecError, ValueError, RecipeNotFound, StoreError, *_target_errors()
-        )  # fmt: skip
-        try:
-            results = asyncio.run(
-                run_single_gate(
-                    self.gate_id, self.target, _exact(self.row), matrix=self.path,
-                    evidence_root=Path(str(config.getoption("omniqual_evidence"))),
-                    command=command,
-                )
-            )  # fmt: skip
-        except caught as exc:
-            raise OmniqualProblem(_message(exc)) from None
-        mine = [r for r in results if r.row == str(self.row)]
-        if len(mine) != 1:
-            raise OmniqualProblem(f"expected one result on {self.row}, got {len(results)}")
-        self.result = mine[0]
+        if self.result is None and self.problem is None:
+            pending = [i for i in self.session.items if isinstance(i, GateItem)]
+            run_items(self, pending)
+        if self.problem is not None:
+            raise OmniqualProblem(self.problem)
+        assert self.result is not None  # run_items set one of the two
         evidence = Path(str(config.getoption("omniqual_evidence"))) / self.result.run_id
         for name, value in (("evidence", str(evidence)), ("result_id", self.result.result_id),
                             ("outcome", self.result.outcome.value)):  # fmt: skip
@@ -181,25 +163,5 @@ def _stop_servers_on_sigterm(config: pytest.Config) -> None:
     config.add_cleanup(uninstall_signal_handlers)
 
 
-def _exact(row: RowKey) -> str:
-    """A selector matching exactly ``row`` (every axis named)."""
-    return ",".join(f"{axis}={value}" for axis, value in row.items)
-
-
 def _reasons(result: GateResult) -> str:
     return "; ".join(result.reasons) or f"gate {result.outcome.value} (no reason recorded)"
-
-
-def _message(exc: BaseException) -> str:
-    if isinstance(exc, SpecError):
-        return "\n".join(str(p) for p in exc.problems)
-    if isinstance(exc, RecipeNotFound):
-        return exc.message
-    return str(exc) or type(exc).__name__
-
-
-def _target_errors() -> tuple[type[Exception], ...]:
-    from omniqual.client.errors import ClientError
-    from omniqual.deploy.launcher import LaunchError
-
-    return (ClientError, LaunchError)

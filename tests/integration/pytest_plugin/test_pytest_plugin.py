@@ -98,6 +98,23 @@ def test_gate_by_row_items_map_every_outcome(pytester: pytest.Pytester, project:
     assert properties["result_id"] == results["bad"].result_id
 
 
+def test_a_recipe_target_runs_all_its_items_in_one_run(
+    pytester: pytest.Pytester, project: str
+) -> None:
+    """Named by recipe, the target's items are one journalled run (one launch for a launched
+    recipe, as a campaign), each item still reporting its own outcome and evidence."""
+    run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", "fake",
+                             "-p", "no:cacheprovider", "--junitxml=j.xml")  # fmt: skip
+    run.assert_outcomes(passed=2, failed=2, skipped=1, errors=1)
+    results = list(iter_results([pytester.path / ".omniqual" / "runs"]))
+    assert sorted(r.gate_id for r in results) == sorted([*GATES, "api-contract"])
+    assert len({r.run_id for r in results}) == 1
+    junit = ET.parse(pytester.path / "j.xml").getroot()
+    evidence = {p.get("value") for p in junit.iter("property") if p.get("name") == "evidence"}
+    assert evidence == {f".omniqual/runs/{results[0].run_id}"}
+    assert "errored (harness or infrastructure fault): RuntimeError: disk full" in run.stdout.str()
+
+
 def test_track_markers_select_and_rows_narrow(pytester: pytest.Pytester, project: str) -> None:
     base = ("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", project,
             "-p", "no:cacheprovider")  # fmt: skip
