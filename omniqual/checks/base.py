@@ -100,6 +100,8 @@ class PointLaunch:
     log_artifact: Artifact | None
     make_client: Callable[[], "OmniClient"] | None = None
     """A fresh client for the served point (None when it did not serve)."""
+    configs: tuple[Artifact, ...] = ()
+    """The config files the point's argv names (role ``deploy-config``), as stored."""
 
 
 @dataclass(frozen=True, slots=True)

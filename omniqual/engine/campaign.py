@@ -44,6 +44,7 @@ from omniqual.engine.targets import (
     check_serves_rows,
     prepare_model,
     served,
+    store_deploy_configs,
     store_log,
 )
 from omniqual.specs.campaign import LoadedCampaign
@@ -317,7 +318,8 @@ async def launched_point(
             exit_code=exc.exit_code, elapsed_s=exc.elapsed_s, log_path=exc.log_path,
             log_tail=exc.log_tail, command=exc.command, expected_error_matched=None,
         )  # fmt: skip
-        yield PointLaunch(startup, None, store_log(writer, exc.log_path, f"{recipe.id} log"))
+        yield PointLaunch(startup, None, store_log(writer, exc.log_path, f"{recipe.id} log"),
+                          configs=store_deploy_configs(writer, exc.command))  # fmt: skip
         return
     timing.launch_ended(handle, target.time_to_ready_s, ready=True)
     try:
@@ -332,7 +334,8 @@ async def launched_point(
                           label=f"{recipe.id} @ {target.url}")  # fmt: skip
         url = target.url
         yield PointLaunch(startup, info, store_log(writer, target.log_path, f"{recipe.id} log"),
-                          lambda: OmniClient(url))  # fmt: skip
+                          lambda: OmniClient(url),
+                          configs=store_deploy_configs(writer, target.command))  # fmt: skip
     finally:
         await asyncio.to_thread(stop, target)
         timing.launch_stopped(handle)

@@ -153,17 +153,22 @@ def config_file_paths(argv: tuple[str, ...]) -> list[str]:
 
 
 def store_deploy_configs(writer: RunWriter, argv: tuple[str, ...]) -> tuple[Artifact, ...]:
-    """Keep every config file the launch read, as launched, so a report can show the deploy
-    config and not only its name. Stored unmodified: its sha256 is the content hash the serve
-    config fingerprint holds (a report scrubs it when it shows it). An unreadable file is not
-    stored: the report then says the file is named but not recorded."""
+    """Keep every config file the launch read, so a report can show the deploy config and not
+    only its name. Evidence travels (PR attachments): secrets in it (tokens, keys, passwords)
+    are masked as in server logs, so only a file with nothing to mask is stored byte for byte
+    and has the content hash the serve config fingerprint holds. A file that cannot be read as
+    text is not stored: the report then says the file is named but not recorded."""
     stored: list[Artifact] = []
     for given in dict.fromkeys(config_file_paths(argv)):
         path = Path(given)  # relative paths resolve as the launched process (same cwd) read them
-        if not path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
             continue
         media = "application/yaml" if path.suffix.lower() in _YAML_SUFFIXES else "text/plain"
-        stored.append(writer.put_artifact(path, media_type=media, role=DEPLOY_CONFIG_ROLE,
+        scrubbed = scrub_text(text)
+        data = path if scrubbed == text else scrubbed.encode("utf-8")
+        stored.append(writer.put_artifact(data, media_type=media, role=DEPLOY_CONFIG_ROLE,
                                           name=path.name))  # fmt: skip
     return tuple(stored)
 

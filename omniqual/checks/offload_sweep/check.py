@@ -124,6 +124,7 @@ async def _run_point(
     record = PointRecord(point, launched.startup, measured, None, params.repetitions,
                          params.min_repetitions)  # fmt: skip
     kept = [launched.log_artifact] if launched.log_artifact is not None else []
+    kept += launched.configs
     if measured is not None and measured.series:
         # The raw memory series behind the point's peaks, kept beside its log.
         kept.append(ctx.artifacts.put_artifact(

@@ -25,10 +25,10 @@ from tests.fakes.evidence import FINGERPRINT
 pytestmark = pytest.mark.integration
 
 
-def recipe(name: str, code: str, timeout_s: float) -> LoadedRecipe:
+def recipe(name: str, code: str, timeout_s: float, *extra: str) -> LoadedRecipe:
     given = LaunchRecipe.model_validate({
         "id": name, "description": "a sweep point stand-in", "kind": "command",
-        "command": [sys.executable, "-c", code, "{port}"],
+        "command": [sys.executable, "-c", code, "{port}", *extra],
         "readiness": {"timeout_s": timeout_s, "interval_s": 0.05, "path": "/"},
         "stop": {"grace_s": 2},
     })  # fmt: skip
@@ -63,6 +63,9 @@ def test_a_point_that_hangs_at_startup_is_bounded_stopped_and_recorded(tmp_path:
 
 def test_a_refusing_point_is_yielded_with_its_exit_code(tmp_path: Path) -> None:
     refuse = "import sys; sys.exit('RuntimeError: pin_memory=True requires an accelerator')"
-    point, _, _, _ = run(tmp_path, recipe("refuses", refuse, timeout_s=30))
+    config = tmp_path / "stages.yaml"  # the deploy config the point's argv names is kept
+    config.write_text("stages: []\napi_key: sk-0123456789abcdef0123\n")
+    point, _, _, _ = run(tmp_path, recipe("refuses", refuse, 30, "--deploy-config", str(config)))
     assert point.startup.reason == "exited" and point.startup.exit_code == 1
     assert any("pin_memory=True requires" in line for line in point.startup.log_tail)
+    assert [(a.role, a.name) for a in point.configs] == [("deploy-config", "stages.yaml")]

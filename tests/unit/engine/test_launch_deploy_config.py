@@ -95,6 +95,22 @@ def test_a_config_file_that_cannot_be_read_is_not_recorded(
     assert results and not [a for r in results for a in r.artifacts if a.role == "deploy-config"]
 
 
+def test_secrets_in_a_config_file_are_masked_before_it_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launched: list[tuple[str, ...]]
+) -> None:
+    config = tmp_path / "deploy.yaml"
+    config.write_text(DEPLOY_YAML + "env:\n  HF_TOKEN: hf_abcdefghijklmnopqrstuvwxyz0123\n")
+    root = _project(tmp_path, monkeypatch, f", --deploy-config, '{config}'")
+    outcome = asyncio.run(campaign.run_campaign(load_campaign(root / "c.yaml"), command=["t"]))
+    results = read_run(outcome.run_dir).results
+    stored = {a.sha256 for r in results for a in r.artifacts if a.role == "deploy-config"}
+    assert len(stored) == 1
+    kept = artifact_path(outcome.run_dir, stored.pop()).read_text()
+    assert kept.startswith(DEPLOY_YAML) and "HF_TOKEN: ***" in kept and "hf_abc" not in kept
+    everything = b"".join(p.read_bytes() for p in outcome.run_dir.rglob("*") if p.is_file())
+    assert b"hf_abcdefghij" not in everything  # nowhere in the run directory
+
+
 def test_config_files_are_found_in_every_spelling() -> None:
     argv = ("vllm", "serve", "m", "--deploy-config", "a.yaml", "--stage_configs_path=b.yaml",
             "--strategy-config", "--port", "--max-num-seqs", "c.yaml")  # fmt: skip
