@@ -11,15 +11,13 @@ Prompts are synthetic and never logged.
 import asyncio
 import dataclasses
 import functools
-import io
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from PIL import Image
-
+from omniqual.checks.synthetic_inputs import reference_png, request_prompt
 from omniqual.client import (
     NO_JSON,
     AudioGenerateRequest,
@@ -54,7 +52,6 @@ PATH_OF: Mapping[EndpointKind, str] = {
     EndpointKind.AUDIO: "/v1/audio/generate",
     EndpointKind.CHAT: "/v1/chat/completions",
 }
-_WORDS = ("lighthouse", "harbor", "dawn", "fog", "granite", "gull", "lantern", "tide", "cliff")
 
 
 class Injection(StrEnum):
@@ -66,28 +63,6 @@ class Injection(StrEnum):
 
 def endpoint_for(api_mode: str | None) -> EndpointKind | None:
     return None if api_mode is None else ENDPOINT_OF_API_MODE.get(api_mode)
-
-
-def synthetic_prompt(tokens: int, seed: int) -> str:
-    """A harmless prompt of about ``tokens`` words, varied by ``seed`` (never logged)."""
-    return " ".join(_WORDS[(seed + i * 7) % len(_WORDS)] for i in range(max(tokens, 1)))
-
-
-def request_prompt(planned: PlannedRequest) -> str:
-    """The synthetic prompt ``wire_call`` sends for ``planned``."""
-    p = planned.params
-    return synthetic_prompt(p.prompt_tokens or 8, p.seed if p.seed is not None else planned.index)
-
-
-@functools.lru_cache(maxsize=32)
-def reference_png(width: int, height: int) -> bytes:
-    """A small deterministic gradient PNG used as the edit input."""
-    image = Image.new("RGB", (width, height))
-    pixels = [((x * 5) % 256, (y * 5) % 256, 128) for y in range(height) for x in range(width)]
-    image.putdata(pixels)
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    return out.getvalue()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +77,8 @@ class WireCall:
 def wire_call(planned: PlannedRequest) -> WireCall:
     """The HTTP request for one planned request (shape fields the endpoint does not take are
     left out; ``extra`` entries pass through as top-level fields, or ``extra_body`` for chat).
-
-    Only the prompt (a handful per shape) and the seed vary between requests of one mix entry,
-    so the request is validated and built once per (entry shape, prompt) and the seed is set on
-    a copy: on a load client's issue path this is per-request work, measured in bench_peer.
-    """
+    Built once per (shape, prompt), a handful per mix entry; each request's seed is set on a
+    copy (a load client's per-request cost, measured in tests/bench/bench_peer.py)."""
     p = planned.params
     if p.seed is None:
         return _wire_call(planned.endpoint, p, request_prompt(planned))

@@ -15,11 +15,11 @@ from omniqual.checks.load_binding import (
     OmniSend,
     _wire_call,
     endpoint_for,
-    request_prompt,
     server_timings,
     wire_call,
 )
 from omniqual.checks.soak_watch import ResourcePoint, memory_trend, parse_process_gauges
+from omniqual.checks.synthetic_inputs import request_prompt
 from omniqual.client import OmniClient, RawResponse
 from omniqual.loadgen.records import OutcomeStatus
 from omniqual.loadgen.workload import EndpointKind, PlannedRequest, RequestParams

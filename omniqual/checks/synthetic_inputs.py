@@ -1,0 +1,37 @@
+"""What load sends besides its shape: harmless synthetic prompts and a deterministic edit input.
+
+Prompts are made of a few fixed words, varied by the request's seed (a handful of distinct ones
+per shape, which lets ``load_binding.wire_call`` build each request once); they are never
+logged.
+"""
+
+import functools
+import io
+
+from PIL import Image
+
+from omniqual.loadgen.workload import PlannedRequest
+
+_WORDS = ("lighthouse", "harbor", "dawn", "fog", "granite", "gull", "lantern", "tide", "cliff")
+
+
+def synthetic_prompt(tokens: int, seed: int) -> str:
+    """A harmless prompt of about ``tokens`` words, varied by ``seed`` (never logged)."""
+    return " ".join(_WORDS[(seed + i * 7) % len(_WORDS)] for i in range(max(tokens, 1)))
+
+
+def request_prompt(planned: PlannedRequest) -> str:
+    """The synthetic prompt ``wire_call`` sends for ``planned``."""
+    p = planned.params
+    return synthetic_prompt(p.prompt_tokens or 8, p.seed if p.seed is not None else planned.index)
+
+
+@functools.lru_cache(maxsize=32)
+def reference_png(width: int, height: int) -> bytes:
+    """A small deterministic gradient PNG used as the edit input."""
+    image = Image.new("RGB", (width, height))
+    pixels = [((x * 5) % 256, (y * 5) % 256, 128) for y in range(height) for x in range(width)]
+    image.putdata(pixels)
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
