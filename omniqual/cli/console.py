@@ -64,9 +64,7 @@ class ConsoleObserver:
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
             console=self.err, transient=True, disable=quiet or not self.err.is_terminal,
         )  # fmt: skip
-        # One bar per running gate: the next target's checkpoint-only gates may run beside the
-        # current target's last gates (the engine overlaps them with the next start-up).
-        self._tasks: dict[str, TaskID] = {}
+        self._task: TaskID | None = None
 
     def __enter__(self) -> "ConsoleObserver":
         self.progress.start()
@@ -87,19 +85,17 @@ class ConsoleObserver:
             self.err.print(f"[yellow]target [bold]{event.recipe}[/] stopped answering after "
                            f"{event.after_gate} (see its result); relaunching[/]")  # fmt: skip
         elif isinstance(event, GateStarted):
-            self._tasks[event.gate] = self.progress.add_task(f"{event.gate} on {event.row[:60]}",
-                                                             total=None)  # fmt: skip
-        elif isinstance(event, GateProgress) and event.gate in self._tasks:
+            self._task = self.progress.add_task(f"{event.gate} on {event.row[:60]}", total=None)
+        elif isinstance(event, GateProgress) and self._task is not None:
             total = 1.0 if event.fraction is not None else None
-            self.progress.update(self._tasks[event.gate],
-                                 description=f"{event.gate}: {event.message[:60]}",
+            self.progress.update(self._task, description=f"{event.gate}: {event.message[:60]}",
                                  completed=event.fraction or 0, total=total)  # fmt: skip
         elif isinstance(event, GateSkippedAsDone):
             self.err.print(f"[dim]already recorded: {event.gate} on {event.row}[/]")
         elif isinstance(event, GateFinished):
-            task = self._tasks.pop(event.result.gate_id, None)
-            if task is not None:
-                self.progress.remove_task(task)
+            if self._task is not None:
+                self.progress.remove_task(self._task)
+                self._task = None
             self._finished(event.result)
 
     def _finished(self, result: GateResult) -> None:
