@@ -133,21 +133,13 @@ class CheckOutcome:
 class Check(Protocol):
     """A check kind. ``params_model`` validates the gate spec's ``params`` block; ``needs``
     says what the engine must provide: a served target (``server``), only the checkpoint
-    (``checkpoint``), or launch attempts of a recipe (``launches``). A served check whose
-    verdict rests on timing or CPU figures (load latency, work after an abort, a refusal
-    deadline) sets ``measures = True``: the engine then runs it with nothing else on the host
-    (see :func:`measures`)."""
+    (``checkpoint``), or launch attempts of a recipe (``launches``)."""
 
     kind: ClassVar[str]
     params_model: ClassVar[type[CheckParams]]
     needs: ClassVar[Literal["server", "checkpoint", "launches"]]
 
     async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome: ...
-
-
-def measures(check: type[Check]) -> bool:
-    """Whether a check kind's verdict rests on timing or CPU figures (default: it does not)."""
-    return bool(getattr(check, "measures", False))
 
 
 def verdict(failures: list[str], *, invalid: list[str] | None = None) -> GateOutcome:

@@ -328,7 +328,6 @@ class FailsFastRequestCheck:
     kind: ClassVar[str] = "fails_fast_request"
     params_model: ClassVar[type[CheckParams]] = FailsFastRequestParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
-    measures: ClassVar[bool] = True  # its refusal deadline is timed
 
     async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
         assert isinstance(params, FailsFastRequestParams)

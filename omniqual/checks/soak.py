@@ -67,7 +67,6 @@ class SoakCheck:
     kind: ClassVar[str] = "soak"
     params_model: ClassVar[type[SoakParams]] = SoakParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
-    measures: ClassVar[bool] = True  # latency / CPU work: run with nothing else on the host
 
     async def run(self, ctx: CheckContext, params: SoakParams) -> CheckOutcome:
         api_mode = ctx.row.get("api_mode")

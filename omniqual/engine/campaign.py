@@ -2,28 +2,51 @@
 result as it happens, take the target down; then compile the matrix and render the reports.
 
 A killed campaign resumes from its journal: results already recorded (anything but a harness
-fault) are not redone. How one launch group runs, and what may overlap what, is
-:mod:`omniqual.engine.group_run`."""
+fault) are not redone."""
 
-import functools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from omniqual.checks.base import LaunchAttempt, PointLaunch, TargetInfo
+from omniqual.checks.registry import resolve
+from omniqual.client.client import OmniClient
 from omniqual.deploy.fingerprint import collect_fingerprint
+from omniqual.deploy.launcher import LaunchError, StartupOutcome, launch, stop
+from omniqual.deploy.server_log import log_tail
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE, Provenance
-from omniqual.domain.recipe import RecipeKind
+from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine import timing
-from omniqual.engine.events import GateSkippedAsDone, Observer, ignore
-from omniqual.engine.group_run import GroupRun, Launching, Members, launched_point
+from omniqual.engine.events import (
+    GateSkippedAsDone,
+    Observer,
+    TargetLost,
+    TargetReady,
+    TargetStarting,
+    ignore,
+)
+from omniqual.engine.gate_runner import GateJob, run_gate
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
 from omniqual.engine.plan import PlannedGate, done_keys, is_done, launch_groups, make_plan
 from omniqual.engine.preflight import validate_before_contact
 from omniqual.engine.references import ReferenceBook, ReferencePool
 from omniqual.engine.store import RunWriter
+from omniqual.engine.targets import (
+    PreparedModel,
+    ServedTarget,
+    answers_health,
+    attempt_launch,
+    check_serves_rows,
+    prepare_model,
+    served,
+    store_deploy_configs,
+    store_log,
+)
 from omniqual.specs.campaign import LoadedCampaign
 from omniqual.specs.recipes import LoadedRecipe, load_recipes
 
@@ -112,48 +135,207 @@ async def run_plan(
     base = base_provenance()
     recorder = timing.TimingRecorder(writer.run_id)
     with timing.recording(recorder):
-        groups: list[tuple[Members, str | None]] = []
-        for group in launch_groups([recipe for recipe, _ in work], urls):
-            members: Members = []
-            for position in group:
-                recipe, items = work[position]
-                for item in items:
-                    if is_done(item, done):
-                        skipped += 1
-                        observe(GateSkippedAsDone(item.gate.spec.id, str(item.row)))
-                todo = [item for item in items if not is_done(item, done)]
-                if todo:
-                    members.append((recipe, todo))
-            if members:
-                groups.append((members, (urls or {}).get(members[0][0].recipe.id)))
         async with ReferencePool(references or ReferenceBook({}), writer, base, urls) as pool:
-            run = GroupRun(writer, base, root, command, observe, seed, pool, server_pid)
-            await _run_groups(run, groups)
+            for group in launch_groups([recipe for recipe, _ in work], urls):
+                members: list[tuple[LoadedRecipe, list[PlannedGate]]] = []
+                for position in group:
+                    recipe, items = work[position]
+                    for item in items:
+                        if is_done(item, done):
+                            skipped += 1
+                            observe(GateSkippedAsDone(item.gate.spec.id, str(item.row)))
+                    todo = [item for item in items if not is_done(item, done)]
+                    if todo:
+                        members.append((recipe, todo))
+                if members:
+                    url = (urls or {}).get(members[0][0].recipe.id)
+                    run = _GroupRun(writer, base, root, command, observe, seed, pool, server_pid)
+                    await run.group(members, url)
         timing.write_timing(writer, recorder.snapshot())
     return skipped
 
 
-async def _run_groups(run: GroupRun, groups: Sequence[tuple[Members, str | None]]) -> None:
-    """The groups in order; the next one's start-up may begin once the current group's
-    measuring gates are done (:mod:`omniqual.engine.group_run`)."""
-    ahead: list[Launching] = []  # at most one: the next group's launch, begun early
+@dataclass(frozen=True, slots=True)
+class _GroupRun:
+    writer: RunWriter
+    base: Provenance
+    root: Path
+    command: Sequence[str]
+    observe: Observer
+    seed: int
+    pool: ReferencePool
+    server_pid: int | None
 
-    def begin_next(position: int) -> None:
-        following = position + 1
-        if ahead or following >= len(groups):
-            return
-        members, url = groups[following]
-        if GroupRun.may_begin_early(members, url):
-            _, beside, _ = GroupRun.split(members)
-            ahead.append(run.begin(members, url, beside))
+    async def group(self, members: list[tuple[LoadedRecipe, list[PlannedGate]]],
+                    url: str | None) -> None:  # fmt: skip
+        """One launch (of the first member's recipe) serves every member's online gates."""
+        prepared = {
+            r.recipe.id: prepare_model(r.recipe, self.base, r.directory) for r, _ in members
+        }
+        beside: list[tuple[LoadedRecipe, PlannedGate]] = []
+        online: list[tuple[LoadedRecipe, PlannedGate]] = []
+        for recipe, items in members:
+            for item in items:
+                needs = resolve(item.gate.spec.kind).needs
+                if needs == "server":
+                    online.append((recipe, item))
+                elif needs == "checkpoint":
+                    beside.append((recipe, item))
+                else:  # a gate that launches on its own (sweep, refusal) runs alone: it measures
+                    await self.offline(recipe, prepared[recipe.recipe.id], item)
+        lead = members[0][0]
+        launched = url is None and lead.recipe.kind is not RecipeKind.URL
+        if not online or not launched:
+            # Nothing to overlap with: checkpoint-only gates run on their own.
+            for recipe, item in beside:
+                await self.offline(recipe, prepared[recipe.recipe.id], item)
+            beside = []
+        if online:
+            await self.online(lead, prepared, online, beside, url, launched)
 
+    async def offline(self, recipe: LoadedRecipe, prepared: PreparedModel, item: PlannedGate,
+                      overlapped_with: str | None = None) -> GateResult:  # fmt: skip
+        result = await _run_item(item, recipe, prepared, self.writer, self.root, self.command,
+                                 self.observe, url=None)  # fmt: skip
+        recorder = timing.current()
+        if recorder is not None:
+            recorder.gate(result, recipe.recipe.id, overlapped_with)
+        return result
+
+    async def online(
+        self, lead: LoadedRecipe, prepared: Mapping[str, PreparedModel],
+        remaining: list[tuple[LoadedRecipe, PlannedGate]],
+        beside: list[tuple[LoadedRecipe, PlannedGate]], url: str | None, launched: bool,
+    ) -> None:  # fmt: skip
+        while remaining:
+            if launched:
+                self.observe(TargetStarting(lead.recipe.id))  # a URL target is used, never started
+            # Checkpoint-only gates (strict-load: a meta-device build in a subprocess) run while
+            # the server starts: nothing is being measured yet. They finish before any gate
+            # that talks to the server begins.
+            side = (asyncio.ensure_future(self._beside(beside, prepared, lead.recipe.id))
+                    if beside else None)  # fmt: skip
+            beside = []
+            try:
+                async with served(lead, prepared[lead.recipe.id], self.writer, url,
+                                  pid=self.server_pid) as target:  # fmt: skip
+                    if side is not None:
+                        await side
+                    await self._serve(lead, prepared, target, remaining, launched)
+            finally:
+                if side is not None and not side.done():
+                    await side
+
+    async def _beside(self, items: list[tuple[LoadedRecipe, PlannedGate]],
+                      prepared: Mapping[str, PreparedModel], lead: str) -> None:  # fmt: skip
+        for recipe, item in items:
+            await self.offline(recipe, prepared[recipe.recipe.id], item,
+                               overlapped_with=f"start-up of {lead}")  # fmt: skip
+
+    async def _serve(
+        self, lead: LoadedRecipe, prepared: Mapping[str, PreparedModel], target: ServedTarget,
+        remaining: list[tuple[LoadedRecipe, PlannedGate]], launched: bool,
+    ) -> None:  # fmt: skip
+        if target.identity is not None:
+            check_serves_rows(target.identity, lead.recipe, [i.row for _, i in remaining])
+        self.observe(TargetReady(lead.recipe.id, target.info.url or "", 0.0))
+        while remaining:
+            recipe, item = remaining.pop(0)
+            info, provenance = target.info, target.provenance
+            if recipe.recipe.id != lead.recipe.id:
+                # Same normalized serve configuration: this launch is that recipe's deployment.
+                info = replace(info, recipe=recipe.recipe,
+                               label=f"{recipe.recipe.id} @ {info.url} (one launch with "
+                                     f"{lead.recipe.id})")  # fmt: skip
+                provenance = prepared[recipe.recipe.id].provenance.model_copy(
+                    update={"serve_argv": target.provenance.serve_argv}
+                )
+            job = GateJob(item.gate, item.row, info, provenance, artifacts=target.configs)
+            result = await run_gate(job, self.writer, project_root=self.root,
+                                    command=self.command, observe=self.observe, seed=self.seed,
+                                    serve_reference=self.pool.serve)  # fmt: skip
+            recorder = timing.current()
+            if recorder is not None:
+                recorder.gate(result, recipe.recipe.id)
+                if recipe.recipe.id != lead.recipe.id:
+                    recorder.reused_by(lead.recipe.id)
+            # A server the gate crashed is that gate's finding; the next gate gets a fresh
+            # launch instead of a column of unreachable errors. A URL is never relaunched.
+            if remaining and launched and not await answers_health(target.info.url):
+                self.observe(TargetLost(lead.recipe.id, item.gate.spec.id, str(item.row)))
+                return
+
+
+async def _run_item(
+    item: PlannedGate,
+    recipe: LoadedRecipe,
+    prepared: PreparedModel,
+    writer: RunWriter,
+    root: Path,
+    command: Sequence[str],
+    observe: Observer,
+    url: str | None,
+) -> GateResult:
+    target = TargetInfo(url=url, recipe=recipe.recipe, checkpoint_dir=prepared.checkpoint_dir,
+                        label=recipe.recipe.id)  # fmt: skip
+
+    async def launch_once(given: LaunchRecipe) -> LaunchAttempt:
+        # The check may bound the recipe (e.g. a readiness deadline near its own deadline).
+        bounded = LoadedRecipe(given, recipe.path, recipe.line)
+        return await attempt_launch(bounded, prepared, writer)
+
+    def serve_point(given: LaunchRecipe) -> AbstractAsyncContextManager[PointLaunch]:
+        return launched_point(LoadedRecipe(given, recipe.path, recipe.line), prepared, writer)
+
+    job = GateJob(item.gate, item.row, target, prepared.provenance)
+    return await run_gate(job, writer, project_root=root, command=command,
+                          launch_expecting_failure=launch_once, serve_point=serve_point,
+                          observe=observe)  # fmt: skip
+
+
+@asynccontextmanager
+async def launched_point(
+    loaded: LoadedRecipe, prepared: PreparedModel, writer: RunWriter
+) -> AsyncIterator[PointLaunch]:
+    """A derived recipe (a sweep point) launched for the block and stopped after it. A refusal
+    or a hang past the recipe's readiness deadline is yielded as data with its log."""
+    recipe = loaded.recipe
+    log_path = writer.run_dir / "logs" / f"{recipe.id}-point.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    handle = timing.launch_started(recipe.id, "point")
     try:
-        for position, (members, url) in enumerate(groups):
-            mine = ahead.pop() if ahead else None
-            await run.group(members, url, mine, functools.partial(begin_next, position))
+        target = await asyncio.to_thread(
+            launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
+            name=f"point-{writer.run_id}-{recipe.id}",
+        )  # fmt: skip
+    except LaunchError as exc:
+        timing.launch_ended(handle, exc.elapsed_s, ready=False)
+        timing.launch_stopped(handle)
+        if exc.reason not in ("exited", "timeout"):
+            raise  # a port in use or a missing command says nothing about the point
+        startup = StartupOutcome(
+            recipe_id=recipe.id, expected=recipe.expect, became_ready=False, reason=exc.reason,
+            exit_code=exc.exit_code, elapsed_s=exc.elapsed_s, log_path=exc.log_path,
+            log_tail=exc.log_tail, command=exc.command, expected_error_matched=None,
+        )  # fmt: skip
+        yield PointLaunch(startup, None, store_log(writer, exc.log_path, f"{recipe.id} log"),
+                          configs=store_deploy_configs(writer, exc.command))  # fmt: skip
+        return
+    timing.launch_ended(handle, target.time_to_ready_s, ready=True)
+    try:
+        startup = StartupOutcome(
+            recipe_id=recipe.id, expected=recipe.expect, became_ready=True, reason="ready",
+            exit_code=None, elapsed_s=target.time_to_ready_s, log_path=target.log_path,
+            log_tail=log_tail(target.log_path), command=target.command,
+            expected_error_matched=None,
+        )  # fmt: skip
+        info = TargetInfo(url=target.url, recipe=recipe, pid=target.pid,
+                          checkpoint_dir=prepared.checkpoint_dir, log_path=target.log_path,
+                          label=f"{recipe.id} @ {target.url}")  # fmt: skip
+        url = target.url
+        yield PointLaunch(startup, info, store_log(writer, target.log_path, f"{recipe.id} log"),
+                          lambda: OmniClient(url),
+                          configs=store_deploy_configs(writer, target.command))  # fmt: skip
     finally:
-        for launching in ahead:
-            await launching.close()
-
-__all__ = ["CampaignOutcome", "base_provenance", "launched_point", "run_campaign", "run_plan",
-           "target_hosts"]
+        await asyncio.to_thread(stop, target)
+        timing.launch_stopped(handle)

@@ -39,7 +39,6 @@ class AbortCheck:
     kind: ClassVar[str] = "abort"
     params_model: ClassVar[type[AbortParams]] = AbortParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
-    measures: ClassVar[bool] = True  # latency / CPU work: run with nothing else on the host
 
     async def run(self, ctx: CheckContext, params: AbortParams) -> CheckOutcome:
         api_mode = ctx.row.get("api_mode")

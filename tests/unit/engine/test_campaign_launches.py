@@ -15,7 +15,7 @@ from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, Target
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.timing import TIMING_FILE, RunTiming
-from omniqual.engine import campaign, group_run, timing
+from omniqual.engine import campaign, timing
 from omniqual.engine.events import EngineEvent, GateStarted, TargetStarting
 from omniqual.engine.targets import PreparedModel, ServedTarget
 from omniqual.specs.campaign import load_campaign
@@ -89,9 +89,9 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     def prepare_model(recipe: Any, base: Provenance, _directory: Any) -> PreparedModel:
         return PreparedModel(model="m", checkpoint_dir=None, provenance=base)
 
-    monkeypatch.setattr(group_run, "served", served)
-    monkeypatch.setattr(group_run, "answers_health", answers_health)
-    monkeypatch.setattr(group_run, "prepare_model", prepare_model)
+    monkeypatch.setattr(campaign, "served", served)
+    monkeypatch.setattr(campaign, "answers_health", answers_health)
+    monkeypatch.setattr(campaign, "prepare_model", prepare_model)
     return started
 
 
@@ -164,93 +164,3 @@ def test_the_run_records_its_timing_breakdown(
     assert set(recorded.seconds_by_gate()) == {"bad", "good", "load"}
     journal = (outcome.run_dir / "journal.jsonl").read_text()
     assert '"role":"run-timing"' in journal
-
-
-class MeasuringCheck:
-    """A served gate whose verdict rests on timing (like soak or abort)."""
-
-    kind: ClassVar[str] = "timed"
-    params_model: ClassVar[type[CheckParams]] = CheckParams
-    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
-    measures: ClassVar[bool] = True
-
-    async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
-        ORDER.append(f"timed-start:{ctx.target.recipe.id if ctx.target.recipe else ''}")
-        for _ in range(4):
-            await asyncio.sleep(0)
-        ORDER.append("timed-end")
-        return CheckOutcome(GateOutcome.PASSED, ())
-
-
-class SlowFunctionalCheck:
-    """A served gate with no timing in its verdict (like the API contract), taking a while."""
-
-    kind: ClassVar[str] = "functional"
-    params_model: ClassVar[type[CheckParams]] = CheckParams
-    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
-
-    async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
-        ORDER.append("functional-start")
-        for _ in range(8):
-            await asyncio.sleep(0)
-        ORDER.append("functional-end")
-        return CheckOutcome(GateOutcome.PASSED, ())
-
-
-def _overlap_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin_gates: str) -> Path:
-    root = _project(tmp_path, monkeypatch, twin_extra=", --other-flag")
-    monkeypatch.setitem(registry.BUILTIN, "timed", f"{__name__}:MeasuringCheck")
-    monkeypatch.setitem(registry.BUILTIN, "functional", f"{__name__}:SlowFunctionalCheck")
-    (root / "gates" / "timed.yaml").write_text("id: timed\nkind: timed\nversion: 1\n")
-    (root / "gates" / "contract.yaml").write_text("id: contract\nkind: functional\nversion: 1\n")
-    (root / "matrices" / "m.yaml").write_text(
-        "name: m\ndefaults: {hardware: cpu, model: m}\nrows:\n"
-        "  - key: {task: t2i, quantization: none}\n    recipe: live\n"
-        "    requires: [contract, timed]\n"
-        "  - key: {task: t2v, quantization: none}\n    recipe: twin\n"
-        f"    requires: {twin_gates}\n"
-    )
-    return root
-
-
-def test_the_next_start_up_overlaps_only_gates_that_measure_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launches: list[str]
-) -> None:
-    outcome, _ = _run(_overlap_project(tmp_path, monkeypatch, "[timed, load]"))
-    assert launches == ["live", "twin"]
-    # live's measuring gate ran first (though required second), alone on the host ...
-    assert ORDER.index("timed-start:live") < ORDER.index("functional-start")
-    assert ORDER.index("timed-end") < ORDER.index("launch:twin")
-    # ... then twin's start-up (and its checkpoint gate) overlapped live's functional gate ...
-    assert ORDER.index("launch:twin") < ORDER.index("functional-end")
-    row = "model=m;task=t2v;quantization=none;hardware=cpu"
-    assert ORDER.index("launch:twin") < ORDER.index(f"offline-start:{row}")
-    # ... and twin's measuring gate began only after live's functional gate had ended.
-    assert ORDER.index("functional-end") < ORDER.index("timed-start:twin")
-    assert all(r.outcome is GateOutcome.PASSED for r in outcome.results)
-    recorded = RunTiming.model_validate_json((outcome.run_dir / TIMING_FILE).read_text())
-    load = next(g for g in recorded.gates if g.gate == "load")
-    assert load.overlapped_with == "start-up of twin"
-
-
-def test_a_group_with_gates_that_launch_on_their_own_is_never_begun_early(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launches: list[str]
-) -> None:
-    monkeypatch.setitem(registry.BUILTIN, "launcher", f"{__name__}:LaunchingCheck")
-    root = _overlap_project(tmp_path, monkeypatch, "[timed, sweep]")
-    (root / "gates" / "sweep.yaml").write_text("id: sweep\nkind: launcher\nversion: 1\n")
-    _run(root)
-    # the sweep measures start-ups: it runs after live's launch is gone and before twin's
-    assert ORDER.index("functional-end") < ORDER.index("sweep") < ORDER.index("launch:twin")
-
-
-class LaunchingCheck:
-    """A gate that launches on its own (like the offload sweep)."""
-
-    kind: ClassVar[str] = "launcher"
-    params_model: ClassVar[type[CheckParams]] = CheckParams
-    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
-
-    async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
-        ORDER.append("sweep")
-        return CheckOutcome(GateOutcome.PASSED, ())

@@ -11,7 +11,7 @@ import pytest
 from omniqual.checks.base import TargetInfo
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
-from omniqual.engine import campaign, group_run
+from omniqual.engine import campaign
 from omniqual.engine.events import EngineEvent, TargetLost, TargetStarting
 from omniqual.engine.targets import PreparedModel, ServedTarget
 from omniqual.specs.campaign import load_campaign
@@ -48,9 +48,9 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     def prepare_model(recipe: Any, base: Provenance, _directory: Any) -> PreparedModel:
         return PreparedModel(model="m", checkpoint_dir=None, provenance=base)
 
-    monkeypatch.setattr(group_run, "served", served)
-    monkeypatch.setattr(group_run, "answers_health", answers_health)
-    monkeypatch.setattr(group_run, "prepare_model", prepare_model)
+    monkeypatch.setattr(campaign, "served", served)
+    monkeypatch.setattr(campaign, "answers_health", answers_health)
+    monkeypatch.setattr(campaign, "prepare_model", prepare_model)
     return started
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from omniqual.deploy.launcher import LaunchedTarget, placeholder_values
 from omniqual.domain.provenance import Provenance
-from omniqual.engine import campaign, group_run, targets
+from omniqual.engine import campaign, targets
 from omniqual.engine.artifacts import artifact_path
 from omniqual.engine.store import read_run
 from omniqual.engine.targets import PreparedModel, config_file_paths
@@ -56,8 +56,8 @@ def launched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
 
     monkeypatch.setattr(targets, "launch", launch)
     monkeypatch.setattr(targets, "stop", lambda _target: None)
-    monkeypatch.setattr(group_run, "answers_health", answers_health)
-    monkeypatch.setattr(group_run, "prepare_model", prepare_model)
+    monkeypatch.setattr(campaign, "answers_health", answers_health)
+    monkeypatch.setattr(campaign, "prepare_model", prepare_model)
     return argvs
 
 
