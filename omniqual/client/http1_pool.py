@@ -188,8 +188,9 @@ class Http1Pool:
                 return connection
         loop = asyncio.get_running_loop()
         try:
-            transport, protocol = await loop.create_connection(lambda: _Connection(self),
-                                                               self.host, self.port)  # fmt: skip
+            async with asyncio.timeout(self.timeout_s):  # a black-holed host is a connect_error
+                transport, protocol = await loop.create_connection(
+                    lambda: _Connection(self), self.host, self.port)  # fmt: skip
         except OSError as exc:
             raise Http1Error("connect_error", type(exc).__name__) from exc
         if protocol.transport is None:  # uvloop may call connection_made later
