@@ -1,4 +1,5 @@
-"""Client layer: the only package that talks HTTP (httpx) to a vLLM-Omni target.
+"""Client layer: the only package that talks HTTP to a vLLM-Omni target (httpx; and
+``http1_pool``, a lean HTTP/1.1 pool for ``omniqual bench``'s issue path).
 
 Import from here: `OmniClient`, its request/response shapes, result values and typed errors.
 """
