@@ -7,6 +7,7 @@ deployment remain, nothing runs and the candidates are listed for ``--row`` to c
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -86,6 +87,13 @@ async def run_single_gate(
                             command=command, observe=observe, server_pid=server_pid)  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class GateBatch:
+    results: list[GateResult]
+    refused: dict[tuple[str, str], Exception]
+    """(gate, row selector) pairs not run, with the usage error that says why."""
+
+
 async def run_gate_batch(
     pairs: Sequence[tuple[str, str]],
     recipe_id: str,
@@ -94,25 +102,35 @@ async def run_gate_batch(
     evidence_root: Path,
     command: Sequence[str],
     observe: Observer = ignore,
-) -> list[GateResult]:
+) -> GateBatch:
     """Several (gate, row selector) pairs on one launch recipe's rows, in one run: a recipe is
     launched once for all of them, as a campaign launches it (the pytest plugin's gate × row
-    items of one target). Every pair is checked before anything starts."""
+    items of one target). Every pair is checked before anything starts; a pair with a usage
+    error (an unknown gate, bad params, no such row) is refused alone, the others still run."""
     project = find_project()
     loaded = load_project_matrix(matrix or project.matrices / DEFAULT_MATRIX)
     recipes = load_recipes(loaded.project.runners)
     recipe = recipes[recipe_id]
     items: dict[tuple[str, str], PlannedGate] = {}
+    refused: dict[tuple[str, str], Exception] = {}
     for gate_id, row_selector in pairs:
-        gate, selected = _selected_rows(loaded, recipes, gate_id, row_selector, recipe_id, False)
+        try:
+            gate, selected = _selected_rows(loaded, recipes, gate_id, row_selector, recipe_id,
+                                            False)  # fmt: skip
+        except (ValueError, SpecError) as exc:
+            refused[(gate_id, row_selector)] = exc
+            continue
         for row in selected:
             items.setdefault((gate_id, str(row.key)), PlannedGate(gate, row.key))
+    if not items:
+        return GateBatch([], refused)
     if recipe.recipe.kind is RecipeKind.URL:
         assert recipe.recipe.url is not None  # a url recipe always has one (LaunchRecipe checks)
         await check_reachable(recipe.recipe.url)
-    return await _run_items(loaded, recipes, recipe, list(items.values()),
-                            evidence_root=evidence_root, command=command, observe=observe,
-                            server_pid=None)  # fmt: skip
+    results = await _run_items(loaded, recipes, recipe, list(items.values()),
+                               evidence_root=evidence_root, command=command, observe=observe,
+                               server_pid=None)  # fmt: skip
+    return GateBatch(results, refused)
 
 
 def _selected_rows(

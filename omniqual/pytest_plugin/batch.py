@@ -8,7 +8,7 @@ as ``gate run``). Under pytest-xdist a worker runs only its share, so batching i
 """
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -20,6 +20,9 @@ from omniqual.engine.errors import StoreError
 from omniqual.specs.recipes import RecipeNotFound
 from omniqual.specs.source import SpecError
 
+Pair = tuple[str, str]
+"""(gate id, exact row selector)."""
+
 
 class Pending(Protocol):
     """What batching needs of an item (``items.GateItem``)."""
@@ -27,6 +30,8 @@ class Pending(Protocol):
     gate_id: str
     row: RowKey
     target: str
+    path: Path
+    """The matrix file the item was collected from."""
     result: GateResult | None
     problem: str | None
     config: pytest.Config
@@ -51,15 +56,17 @@ def run_items(first: Pending, pending: Sequence[Pending]) -> None:
         batch += [i for i in pending if i is not first and i.target == first.target
                   and i.result is None and i.problem is None]  # fmt: skip
     evidence = Path(str(config.getoption("omniqual_evidence")))
-    matrix = Path(str(config.getoption("omniqual_matrix")))
     command = ("pytest", *config.invocation_params.args)
     try:
-        results = asyncio.run(_run(batch, together, matrix, evidence, command))
+        results, refused = asyncio.run(_run(batch, together, first.path, evidence, command))
     except _caught() as exc:
         for item in batch:
             item.problem = message(exc)
         return
     for item in batch:
+        if (why := refused.get((item.gate_id, exact(item.row)))) is not None:
+            item.problem = message(why)
+            continue
         mine = [r for r in results if r.gate_id == item.gate_id and r.row == str(item.row)]
         if len(mine) == 1:
             item.result = mine[0]
@@ -67,17 +74,21 @@ def run_items(first: Pending, pending: Sequence[Pending]) -> None:
             item.problem = f"expected one {item.gate_id} result on {item.row}, got {len(mine)}"
 
 
-async def _run(batch: Sequence[Pending], together: bool, matrix: Path, evidence: Path,
-               command: Sequence[str]) -> list[GateResult]:  # fmt: skip
+async def _run(
+    batch: Sequence[Pending], together: bool, matrix: Path, evidence: Path, command: Sequence[str]
+) -> tuple[list[GateResult], Mapping[Pair, Exception]]:
     from omniqual.engine.single_gate import run_gate_batch, run_single_gate
 
     first = batch[0]
     if together:
         pairs = [(item.gate_id, exact(item.row)) for item in batch]
-        return await run_gate_batch(pairs, first.target, matrix=matrix, evidence_root=evidence,
+        done = await run_gate_batch(pairs, first.target, matrix=matrix, evidence_root=evidence,
                                     command=command)  # fmt: skip
-    return await run_single_gate(first.gate_id, first.target, exact(first.row), matrix=matrix,
-                                 evidence_root=evidence, command=command)  # fmt: skip
+        return done.results, done.refused
+    results = await run_single_gate(first.gate_id, first.target, exact(first.row),
+                                    matrix=matrix, evidence_root=evidence,
+                                    command=command)  # fmt: skip
+    return results, {}
 
 
 def _caught() -> tuple[type[Exception], ...]:

@@ -115,6 +115,24 @@ def test_a_recipe_target_runs_all_its_items_in_one_run(
     assert "errored (harness or infrastructure fault): RuntimeError: disk full" in run.stdout.str()
 
 
+def test_an_item_with_a_usage_error_fails_alone_in_a_recipe_batch(
+    pytester: pytest.Pytester, project: str
+) -> None:
+    (pytester.path / "gates" / "garbled.yaml").write_text(
+        "id: garbled\nkind: outcome\nversion: 1\ntrack: accuracy\nparams: {outcome: nonsense}\n"
+    )
+    matrix = pytester.path / "matrices" / "x.yaml"
+    matrix.write_text(matrix.read_text().replace("requires: [api-contract, ok,",
+                                                 "requires: [api-contract, garbled, ok,"))
+    run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", "fake",
+                             "-p", "no:cacheprovider")  # fmt: skip
+    run.assert_outcomes(passed=2, failed=2, skipped=1, errors=2)
+    text = run.stdout.str()
+    assert "garbled.yaml:5: params.outcome" in text and "Traceback" not in text
+    results = list(iter_results([pytester.path / ".omniqual" / "runs"]))
+    assert "garbled" not in {r.gate_id for r in results} and len(results) == 6
+
+
 def test_track_markers_select_and_rows_narrow(pytester: pytest.Pytester, project: str) -> None:
     base = ("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", project,
             "-p", "no:cacheprovider")  # fmt: skip
