@@ -4,7 +4,7 @@ from collections.abc import Mapping, Sequence
 
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.abort.work import WorkBaseline
-from omniqual.checks.soak_watch import ResourcePoint
+from omniqual.checks.soak.watch import ResourcePoint
 from omniqual.domain.abort_cleanup import (
     AbortCleanup,
     CleanupBounds,

@@ -25,10 +25,10 @@ from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.abort.work import WorkBaseline, WorkMeter, boundary_of
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import PATH_OF, endpoint_for, wire_call
-from omniqual.checks.soak_phases import solo_request
-from omniqual.checks.soak_resources import absent_signals, gpu_growth, growth_findings
-from omniqual.checks.soak_watch import MIB, ResourcePoint, ResourceWatch, points_jsonl
-from omniqual.checks.soak_watch import resolve_watch_dirs as watch_dirs_for
+from omniqual.checks.soak.phases import solo_request
+from omniqual.checks.soak.resources import absent_signals, gpu_growth, growth_findings
+from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch, points_jsonl
+from omniqual.checks.soak.watch import resolve_watch_dirs as watch_dirs_for
 from omniqual.client import OmniClient
 from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome

@@ -9,7 +9,7 @@ queued cut (any mode) at most ``max_queued_work_x_service`` of a solo run; both 
 from pydantic import Field
 
 from omniqual.checks.base import CheckParams
-from omniqual.checks.soak_params import ShapeSpec
+from omniqual.checks.soak.params import ShapeSpec
 
 
 class AbortParams(CheckParams):

@@ -16,7 +16,7 @@ import pytest
 
 from omniqual.checks.base import CheckContext, TargetInfo
 from omniqual.checks.soak import SoakCheck
-from omniqual.checks.soak_params import SoakParams
+from omniqual.checks.soak.params import SoakParams
 from omniqual.client import OmniClient
 from omniqual.deploy.launcher import LaunchedTarget, launched
 from omniqual.domain.axes import RowKey

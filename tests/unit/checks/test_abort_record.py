@@ -9,7 +9,7 @@ from pathlib import Path
 from omniqual.checks.abort.cleanup_record import abort_cleanup
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.abort.work import WorkBaseline
-from omniqual.checks.soak_watch import ResourcePoint
+from omniqual.checks.soak.watch import ResourcePoint
 from omniqual.domain.abort_cleanup import AbortCleanup
 from omniqual.domain.outcomes import GateOutcome
 from tests.unit.checks.test_abort_faults import run

@@ -18,7 +18,7 @@ from omniqual.checks.load_binding import (
     server_timings,
     wire_call,
 )
-from omniqual.checks.soak_watch import ResourcePoint, memory_trend, parse_process_gauges
+from omniqual.checks.soak.watch import ResourcePoint, memory_trend, parse_process_gauges
 from omniqual.checks.synthetic_inputs import request_prompt
 from omniqual.client import OmniClient, RawResponse
 from omniqual.loadgen.records import OutcomeStatus

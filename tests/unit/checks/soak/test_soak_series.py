@@ -14,14 +14,14 @@ import pytest
 
 from omniqual.checks.load_binding import OmniSend
 from omniqual.checks.soak import SoakCheck
-from omniqual.checks.soak_series import (
+from omniqual.checks.soak.series import (
     PhaseRun,
     rate_windows,
     soak_series,
     stage_accounting,
     window_width,
 )
-from omniqual.checks.soak_watch import ResourcePoint
+from omniqual.checks.soak.watch import ResourcePoint
 from omniqual.client import OmniClient
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.soak_series import MAX_CDF_POINTS, SoakSeries, latency_cdf
@@ -37,7 +37,7 @@ from omniqual.loadgen.records import (
 from omniqual.loadgen.schedule import ArrivalPattern
 from omniqual.loadgen.workload import EndpointKind, PlannedRequest, RequestParams
 from tests.fakes.check_context import context
-from tests.unit.checks.test_soak_faults import fake, params
+from tests.unit.checks.soak.test_soak_faults import fake, params
 
 
 def record(i: int, scheduled: float, ended: float | None, *, entry: str = "small",

@@ -1,6 +1,6 @@
 """The mapping engine alone: renames, fused shards, reshapes, ignores and the four sets."""
 
-from omniqual.checks.strict_load_mapping import map_component
+from omniqual.checks.strict_load.mapping import map_component
 from omniqual.deploy.checkpoint_index import ComponentInventory, TensorHeader
 from omniqual.deploy.runtime_params import RuntimeComponent, RuntimeParam
 from omniqual.domain.load_mapping import ComponentMapping

@@ -7,9 +7,9 @@ pass: a check that could not look has not seen a clean server."""
 from collections.abc import Sequence
 from pathlib import Path
 
-from omniqual.checks.soak_judge import Findings, measurement
-from omniqual.checks.soak_params import Reliability
-from omniqual.checks.soak_watch import MIB, ResourcePoint, memory_trend
+from omniqual.checks.soak.judge import Findings, measurement
+from omniqual.checks.soak.params import Reliability
+from omniqual.checks.soak.watch import MIB, ResourcePoint, memory_trend
 
 
 def gpu_row(hardware: str | None) -> bool:

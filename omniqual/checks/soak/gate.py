@@ -22,9 +22,9 @@ from typing import Any, ClassVar, Literal
 
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import BindingSettings, OmniSend, endpoint_for
-from omniqual.checks.soak_judge import Findings, PhaseEvidence, judge_injections, judge_phase
-from omniqual.checks.soak_params import SoakParams
-from omniqual.checks.soak_phases import (
+from omniqual.checks.soak.judge import Findings, PhaseEvidence, judge_injections, judge_phase
+from omniqual.checks.soak.params import SoakParams
+from omniqual.checks.soak.phases import (
     Calibration,
     calibrate,
     injection_bindings,
@@ -34,9 +34,9 @@ from omniqual.checks.soak_phases import (
     solo_request,
     timed,
 )
-from omniqual.checks.soak_resources import judge_resources
-from omniqual.checks.soak_series import PhaseRun, soak_series, stage_accounting
-from omniqual.checks.soak_watch import HealthProbe, ResourceWatch, points_jsonl, resolve_watch_dirs
+from omniqual.checks.soak.resources import judge_resources
+from omniqual.checks.soak.series import PhaseRun, soak_series, stage_accounting
+from omniqual.checks.soak.watch import HealthProbe, ResourceWatch, points_jsonl, resolve_watch_dirs
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.evidence import Artifact, Measurement
 from omniqual.domain.outcomes import GateOutcome

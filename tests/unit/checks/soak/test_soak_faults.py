@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from omniqual.checks import soak as soak_module
 from omniqual.checks.base import CheckOutcome
 from omniqual.checks.soak import SoakCheck
-from omniqual.checks.soak_judge import PhaseEvidence, judge_injections, judge_phase
-from omniqual.checks.soak_params import InjectionSpec, PhaseSpec, SoakParams, Validity
+from omniqual.checks.soak import gate as soak_module
+from omniqual.checks.soak.judge import PhaseEvidence, judge_injections, judge_phase
+from omniqual.checks.soak.params import InjectionSpec, PhaseSpec, SoakParams, Validity
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.loadgen.records import (
     EffectiveLoad,

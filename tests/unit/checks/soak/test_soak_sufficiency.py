@@ -8,9 +8,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from omniqual.checks.soak_judge import PhaseEvidence, judge_phase
-from omniqual.checks.soak_params import SoakParams
-from omniqual.checks.soak_phases import Calibration, PhaseSufficiency, run_load
+from omniqual.checks.soak.judge import PhaseEvidence, judge_phase
+from omniqual.checks.soak.params import SoakParams
+from omniqual.checks.soak.phases import Calibration, PhaseSufficiency, run_load
 from omniqual.loadgen.records import LoadRun, OutcomeStatus, RecordStatus, SendOutcome
 from omniqual.loadgen.workload import EndpointKind, PlannedRequest
 from tests.unit.loadgen.conftest import _run_virtual  # the virtual-clock loop

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omniqual.checks.soak_params import Reliability
-from omniqual.checks.soak_resources import absent_signals, gpu_growth, judge_resources
-from omniqual.checks.soak_watch import MIB, ResourcePoint
+from omniqual.checks.soak.params import Reliability
+from omniqual.checks.soak.resources import absent_signals, gpu_growth, judge_resources
+from omniqual.checks.soak.watch import MIB, ResourcePoint
 
 
 def point(t: float, *, gpu_tree: int | None = 2000 * MIB, gpu_device: int | None = 9000 * MIB,

@@ -18,7 +18,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
-from omniqual.checks.strict_load_mapping import ComponentResult, map_component
+from omniqual.checks.strict_load.mapping import ComponentResult, map_component
 from omniqual.deploy.checkpoint_index import CheckpointInventory, inventory_checkpoint
 from omniqual.deploy.runtime_params import (
     RuntimeParamList,

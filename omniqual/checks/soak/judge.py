@@ -1,6 +1,6 @@
 """Judging soak evidence: per phase (validity, errors, accounting, latency SLO at certifiable
 percentiles, injected faults, async job terminal states) and across the run (memory slope with
-the injected faults across the run; resources are judged in ``soak_resources``). Each function
+the injected faults across the run; resources are judged in ``resources``). Each function
 returns ``Findings``: failures, invalidity reasons and measurements; reasons name the phase, the
 metric, the observed value and the bound."""
 
@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from omniqual.checks.load_binding import JobTrace
-from omniqual.checks.soak_params import InjectionSpec, PhaseSpec, Validity
-from omniqual.checks.soak_phases import is_injected
+from omniqual.checks.soak.params import InjectionSpec, PhaseSpec, Validity
+from omniqual.checks.soak.phases import is_injected
 from omniqual.domain.evidence import Measurement
 from omniqual.loadgen.records import LoadRun, RecordStatus
 from omniqual.loadgen.stats import RunSummary, ValidityPolicy, summarize_run

@@ -2,15 +2,15 @@
 ``SoakSeries`` (artifact ``soak-series.json``, compacted into the result's ``effective``), and
 the plain requests answered OK become the row's stage accounting.
 
-It records what happened; it judges nothing (``soak_judge`` and ``soak_resources`` do).
+It records what happened; it judges nothing (``judge`` and ``resources`` do).
 """
 
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from omniqual.checks.soak_phases import is_injected
-from omniqual.checks.soak_watch import ResourcePoint
+from omniqual.checks.soak.phases import is_injected
+from omniqual.checks.soak.watch import ResourcePoint
 from omniqual.domain.soak_series import (
     MemoryPoint,
     PhaseSeries,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from omniqual.checks.load_binding import EntryBinding, Injection, OmniSend
-from omniqual.checks.soak_params import PhaseSpec, ShapeSpec, SoakParams, Validity
+from omniqual.checks.soak.params import PhaseSpec, ShapeSpec, SoakParams, Validity
 from omniqual.loadgen.issuer import IssuerSettings, Send, issue
 from omniqual.loadgen.records import LoadRun, OutcomeStatus, SendOutcome
 from omniqual.loadgen.saturation import (
