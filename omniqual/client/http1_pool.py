@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -38,14 +40,20 @@ class Http1Error(Exception):
         self.kind = kind
 
 
-class _Connection(asyncio.Protocol):
-    """One keep-alive connection; at most one request in flight (no pipelining)."""
+Settle = Callable[["Http1Answer | Http1Error"], None]
+"""Told once how a request ended: its whole answer, or the error that ended it."""
+
+
+class Http1Connection(asyncio.Protocol):
+    """One keep-alive connection; at most one request in flight (no pipelining). A request's
+    end is reported to the ``settle`` callback it was sent with, exactly once, and nothing else
+    is allocated for it: callers choose whether that wakes a future or just records."""
 
     def __init__(self, pool: Http1Pool) -> None:
         self.pool = pool
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
-        self.waiter: asyncio.Future[Http1Answer] | None = None
+        self.settle: Settle | None = None
         self.chunks: list[bytes] = []
         self.content_type = ""
         self.answered_bytes = False
@@ -71,15 +79,15 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.pool._forget(self)
-        waiter = self.waiter
-        if waiter is None or waiter.done():
+        settle, self.settle = self.settle, None
+        if settle is None:
             return
         if self.headers_done and not self.framed:  # a close-delimited body ends here, whole
-            waiter.set_result(Http1Answer(self.parser.get_status_code(), self.content_type,
-                                          b"".join(self.chunks)))  # fmt: skip
+            settle(Http1Answer(self.parser.get_status_code(), self.content_type,
+                               b"".join(self.chunks)))  # fmt: skip
             return
         kind = "stale_connection" if self.reused and not self.answered_bytes else "disconnected"
-        waiter.set_exception(Http1Error(kind, type(exc).__name__ if exc else ""))
+        settle(Http1Error(kind, type(exc).__name__ if exc else ""))
 
     # -- httptools callbacks
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -96,31 +104,35 @@ class _Connection(asyncio.Protocol):
         self.chunks.append(body)
 
     def on_message_complete(self) -> None:
-        waiter = self.waiter
+        settle = self.settle
         answer = Http1Answer(self.parser.get_status_code(), self.content_type,
                              b"".join(self.chunks))  # fmt: skip
         keep = self.parser.should_keep_alive()
-        self.waiter, self.chunks, self.content_type = None, [], ""
+        self.settle, self.chunks, self.content_type = None, [], ""
         self.headers_done = self.framed = False
-        if waiter is not None and not waiter.done():
-            waiter.set_result(answer)
+        # Idle again before the caller hears of it, so its next request can reuse this one.
         if keep and not self.closed:
             self.pool._release(self)
         else:
             self.close()
+        if settle is not None:
+            settle(answer)
 
-    # -- used by the pool
-    def send(self, payload: bytes, waiter: asyncio.Future[Http1Answer]) -> None:
+    def send(self, payload: bytes, settle: Settle) -> None:
+        """Write one prepared request; ``settle`` hears how it ended."""
         assert self.transport is not None
-        self.waiter, self.answered_bytes = waiter, False
+        self.settle, self.answered_bytes = settle, False
         self.transport.write(payload)
 
     def _fail(self, error: Http1Error) -> None:
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_exception(error)
+        settle, self.settle = self.settle, None
         self.close()
+        if settle is not None:
+            settle(error)
 
     def close(self) -> None:
+        """Drop the connection; a request still on it is settled as ``disconnected`` once the
+        transport reports the loss (its answer may still come: it is not reusable)."""
         self.closed = True
         self.pool._forget(self)
         if self.transport is not None:
@@ -138,8 +150,8 @@ class Http1Pool:
         self.prefix = parts.path.rstrip("/")
         self.timeout_s = timeout_s
         self._authority = f"{self.host}:{self.port}".encode("ascii")
-        self._idle: collections.deque[_Connection] = collections.deque()
-        self._open: set[_Connection] = set()
+        self._idle: collections.deque[Http1Connection] = collections.deque()
+        self._open: set[Http1Connection] = set()
 
     def head(self, method: str, path: str, content_type: str, length: int) -> bytes:
         """The request head for a body of ``length`` bytes (callers may cache it per shape)."""
@@ -167,11 +179,13 @@ class Http1Pool:
             return await self._exchange(payload, fresh=True)
 
     async def _exchange(self, payload: bytes, *, fresh: bool = False) -> Http1Answer:
-        connection = await self._acquire(fresh)
+        connection = None if fresh else self.idle_connection()
+        if connection is None:
+            connection = await self.connect()
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[Http1Answer] = loop.create_future()
         timer = loop.call_later(self.timeout_s, _expire, waiter)
-        connection.send(payload, waiter)
+        connection.send(payload, partial(_resolve, waiter))
         try:
             return await waiter
         except BaseException:
@@ -180,17 +194,22 @@ class Http1Pool:
         finally:
             timer.cancel()
 
-    async def _acquire(self, fresh: bool) -> _Connection:
-        while self._idle and not fresh:
+    def idle_connection(self) -> Http1Connection | None:
+        """A kept-alive connection to reuse now, or None (then :meth:`connect`)."""
+        while self._idle:
             connection = self._idle.pop()  # the most recently used is the likeliest still open
             if not connection.closed:
                 connection.reused = True
                 return connection
+        return None
+
+    async def connect(self) -> Http1Connection:
+        """A new connection (raises Http1Error ``connect_error``, bounded by the timeout)."""
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self.timeout_s):  # a black-holed host is a connect_error
                 transport, protocol = await loop.create_connection(
-                    lambda: _Connection(self), self.host, self.port)  # fmt: skip
+                    lambda: Http1Connection(self), self.host, self.port)  # fmt: skip
         except OSError as exc:
             raise Http1Error("connect_error", type(exc).__name__) from exc
         if protocol.transport is None:  # uvloop may call connection_made later
@@ -198,10 +217,10 @@ class Http1Pool:
         self._open.add(protocol)
         return protocol
 
-    def _release(self, connection: _Connection) -> None:
+    def _release(self, connection: Http1Connection) -> None:
         self._idle.append(connection)
 
-    def _forget(self, connection: _Connection) -> None:
+    def _forget(self, connection: Http1Connection) -> None:
         self._open.discard(connection)
 
     async def aclose(self) -> None:
@@ -216,4 +235,13 @@ def _expire(waiter: asyncio.Future[Http1Answer]) -> None:
         waiter.set_exception(TimeoutError())
 
 
-__all__ = ["Http1Answer", "Http1Error", "Http1Pool"]
+def _resolve(waiter: asyncio.Future[Http1Answer], result: Http1Answer | Http1Error) -> None:
+    if waiter.done():
+        return
+    if isinstance(result, Http1Error):
+        waiter.set_exception(result)
+    else:
+        waiter.set_result(result)
+
+
+__all__ = ["Http1Answer", "Http1Connection", "Http1Error", "Http1Pool", "Settle"]

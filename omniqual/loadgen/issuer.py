@@ -163,7 +163,7 @@ class _Run:
             await asyncio.wait(tuple(self.tasks))
 
 
-def _check_plan(plan: Sequence[PlannedRequest], schedule: Schedule) -> None:
+def check_plan(plan: Sequence[PlannedRequest], schedule: Schedule) -> None:
     if len(plan) != len(schedule):
         raise ValueError(f"plan has {len(plan)} requests, schedule {len(schedule)} slots")
     for position, planned in enumerate(plan):
@@ -181,7 +181,7 @@ async def issue(
 ) -> LoadRun:
     """Issue ``plan`` open-loop through ``send`` and return every request's record."""
     settings = settings or IssuerSettings()
-    _check_plan(plan, schedule)
+    check_plan(plan, schedule)
     run = _Run(send, settings, len(plan))
     loop = run.loop
     run.t0 = loop.time() + settings.start_delay_s
@@ -200,16 +200,29 @@ async def issue(
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
     end = loop.time() - run.t0
-    if run.cut is not None:
-        plan, schedule = _issued_prefix(plan, schedule, run.cut)
-        run.records = run.records[: run.cut]
-    records = tuple(
+    return assemble_run(plan, schedule, settings, run.records, end_s=end,
+                        max_in_flight=run.max_in_flight, started_at_unix=started_at_unix,
+                        cut=run.cut)  # fmt: skip
+
+
+def assemble_run(
+    plan: Sequence[PlannedRequest], schedule: Schedule, settings: IssuerSettings,
+    records: Sequence[RequestRecord | None], *, end_s: float, max_in_flight: int,
+    started_at_unix: float, cut: int | None = None,
+) -> LoadRun:  # fmt: skip
+    """The run an issuer produced: ``records`` by plan index (None: never issued), ``end_s``
+    from the run start, ``cut`` the issued prefix when ``stop_when`` ended it early. Every
+    issuer (this one, the bench's callback path) reports its run through here."""
+    if cut is not None:
+        plan, schedule = _issued_prefix(plan, schedule, cut)
+        records = records[:cut]
+    whole = tuple(
         record
         if record is not None
         else RequestRecord(
             p.index, p.entry, RecordStatus.NOT_ISSUED, p.offset_s, None, None, None, False
         )
-        for p, record in zip(plan, run.records, strict=True)
+        for p, record in zip(plan, records, strict=True)
     )
     requested = RequestedLoad(
         schedule.pattern,
@@ -224,7 +237,7 @@ async def issue(
         settings.deadline_s,
     )
     return LoadRun(
-        requested, _effective(records, schedule, end, run.max_in_flight), records, started_at_unix
+        requested, _effective(whole, schedule, end_s, max_in_flight), whole, started_at_unix
     )
 
 

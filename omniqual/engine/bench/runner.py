@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from omniqual import __version__
 from omniqual.client import ClientError
+from omniqual.engine.bench.callback_issue import issue_by_callbacks
 from omniqual.engine.bench.options import BenchOptions
 from omniqual.engine.bench.result import (
     BenchPhase,
@@ -26,13 +27,13 @@ from omniqual.engine.bench.result import (
     flat_fields,
 )
 from omniqual.engine.bench.target import bench_target
-from omniqual.engine.bench.transport import Http1Send, transport_label
+from omniqual.engine.bench.transport import Http1Send, judge, transport_label
 from omniqual.loadgen.issuer import IssuerSettings, Send, issue
 from omniqual.loadgen.records import LoadRun, OutcomeStatus, SendOutcome
 from omniqual.loadgen.saturation import SearchSettings, SloTarget, find_saturation
 from omniqual.loadgen.schedule import constant_schedule
 from omniqual.loadgen.stats import ValidityPolicy, Verdict, summarize_run
-from omniqual.loadgen.workload import PlannedRequest, WorkloadSpec, plan_requests
+from omniqual.loadgen.workload import EndpointKind, PlannedRequest, WorkloadSpec, plan_requests
 
 Progress = Callable[[str, int, int], None]
 """(phase label, requests done, requests planned)."""
@@ -62,10 +63,13 @@ class _Counting:
         try:
             return await self.send(planned)
         finally:
-            self.done += 1
-            # At most ~100 reports a phase: the bar must not cost the issuer its schedule.
-            if self.done == self.total or self.done % max(1, self.total // 100) == 0:
-                self.report(self.label, self.done, self.total)
+            self.finished(self.done + 1)
+
+    def finished(self, done: int) -> None:
+        self.done = done
+        # At most ~100 reports a phase: the bar must not cost the issuer its schedule.
+        if done == self.total or done % max(1, self.total // 100) == 0:
+            self.report(self.label, done, self.total)
 
 
 def describe(spec: WorkloadSpec, model: str) -> dict[str, str]:
@@ -129,10 +133,26 @@ class BenchSession:
             in_flight_cap=options.in_flight_cap,
             deadline_s=schedule.window_s + options.request_timeout_s,
         )
-        run = await issue(plan, schedule, counting, settings)
+        if self._callback_path(plan):
+            assert isinstance(self.send, Http1Send)
+            run = await issue_by_callbacks(
+                self.send.pool, plan, schedule, self.send.prepare, judge, settings,
+                timeout_s=options.request_timeout_s, done=counting.finished,
+            )  # fmt: skip
+        else:
+            run = await issue(plan, schedule, counting, settings)
         summary = summarize_run(run, self.policy)
         self.phases.append(build_phase(run, summary, meta=self.meta, profile=options.profile.label))
         return run
+
+    def _callback_path(self, plan: Sequence[PlannedRequest]) -> bool:
+        """Request/answer endpoints over the HTTP/1.1 pool, uncapped: no task per request
+        (``callback_issue``). Async video jobs and an in-flight cap take the generic issuer."""
+        return (
+            isinstance(self.send, Http1Send)
+            and self.options.in_flight_cap is None
+            and all(p.endpoint is not EndpointKind.VIDEO_ASYNC for p in plan)
+        )
 
     async def sweep(self, solo_s: float) -> SweepSummary:
         options = self.options

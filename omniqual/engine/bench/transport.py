@@ -98,14 +98,15 @@ class Http1Send:
         if planned.endpoint is EndpointKind.VIDEO_ASYNC:
             return await self._job_sender()(planned)
         try:
-            answer = await self.pool.send(self._prepare(planned))
+            answer = await self.pool.send(self.prepare(planned))
         except TimeoutError:
             return SendOutcome(OutcomeStatus.TIMEOUT, None, "timeout")
         except Http1Error as error:
             return SendOutcome(OutcomeStatus.ERROR, None, error.kind)
         return judge(planned.endpoint, answer.status, answer.content_type.lower(), answer.body)
 
-    def _prepare(self, planned: PlannedRequest) -> bytes:
+    def prepare(self, planned: PlannedRequest) -> bytes:
+        """The request's bytes as sent (the callback issue path sends these itself)."""
         call = wire_call(planned)
         if call.json is not None:
             body, content_type = json.dumps(call.json).encode(), "application/json"
