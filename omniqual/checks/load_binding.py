@@ -79,12 +79,16 @@ def wire_call(planned: PlannedRequest) -> WireCall:
     left out; ``extra`` entries pass through as top-level fields, or ``extra_body`` for chat).
     Built once per (shape, prompt), a handful per mix entry; each request's seed is set on a
     copy (a load client's per-request cost, measured in tests/bench/bench_peer.py)."""
+    return wire_call_with_prompt(planned, request_prompt(planned))
+
+
+def wire_call_with_prompt(planned: PlannedRequest, prompt: str) -> WireCall:
+    """``wire_call`` with a given prompt (the bench encodes a marker seed with the prompt of
+    the request it stands for)."""
     p = planned.params
     if p.seed is None:
-        return _wire_call(planned.endpoint, p, request_prompt(planned))
-    unseeded = _wire_call(
-        planned.endpoint, dataclasses.replace(p, seed=None), request_prompt(planned)
-    )
+        return _wire_call(planned.endpoint, p, prompt)
+    unseeded = _wire_call(planned.endpoint, dataclasses.replace(p, seed=None), prompt)
     return _seeded(unseeded, planned.endpoint, p.seed)
 
 

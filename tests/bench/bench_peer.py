@@ -28,6 +28,10 @@ The summary prints each figure's range over the repeats and the ratio omniqual/p
 At low rates a phase's fixed cost (omniqual's summary: percentiles, their sufficiency bounds,
 the result model) is spread over few requests, so CPU per 1k rises for both.
 
+* ``floor`` (tests/bench/floor_client.py): not a client, a bound: the same seeded slots on the
+  same loop, each only a timer, one write of fixed bytes and reading the answer's bytes. Its
+  CPU over the peer's is the lowest ratio any Python asyncio client can reach on this host.
+
 The machine may be shared: CPU figures are noisy, hence repeats and ranges. Goals (issue 12):
 CPU/1k <= 1/5 of the peer's; p99 issue lag <= 2 ms at 200 RPS; achieved >= 0.99 at 1000 RPS.
 """
@@ -53,11 +57,12 @@ sys.path.insert(0, str(HERE.parents[1]))  # the checkout, when run as a script
 sys.path.insert(0, str(HERE))
 
 from alt_transports import AiohttpSend, HttpxSend  # noqa: E402  (after the path set-up above)
+from floor_client import floor  # noqa: E402
 from peer_report import report  # noqa: E402
 
 from omniqual.engine.bench.transport import event_loop_factory  # noqa: E402
 
-DRIVERS = ("omniqual", "peer", "oq-aiohttp", "oq-httpx")
+DRIVERS = ("omniqual", "peer", "oq-aiohttp", "oq-httpx", "floor")
 WORKLOAD = {
     "name": "bench-peer",
     "seed": 7,
@@ -234,6 +239,9 @@ def _child(args: argparse.Namespace) -> None:
     rate, count = args.rate, args.count
     if args.driver == "peer":
         figures = asyncio.run(_peer(args.target, rate, count, 2, "64x64", args.model))
+    elif args.driver == "floor":
+        with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+            figures = runner.run(floor(args.target, rate, count, args.seed, _cpu))
     else:
         transport = {"omniqual": "http1", "oq-aiohttp": "aiohttp"}.get(args.driver, "httpx")
         # every omniqual driver on the loop `omniqual bench` runs on, so only the transport varies
@@ -298,6 +306,9 @@ def main() -> None:
     model = _served_model(target)
     rates = [float(r) for r in args.rates.split(",")]
     drivers = args.drivers.split(",")
+    if server is None and "floor" in drivers:  # it counts answers by the instant server's size
+        drivers.remove("floor")
+        print("floor: skipped (it needs the instant local server)", file=sys.stderr)
     started = time.monotonic()
     rows: list[dict[str, Any]] = []
     try:

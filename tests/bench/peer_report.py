@@ -63,6 +63,13 @@ def report(rows: list[dict[str, Any]], drivers: list[str], rates: list[float]) -
             print(f"  {rate:g}/s cpu/1k <= 1/5 of the peer's: omniqual max {worst * 1e3:.3f}, "
                   f"peer min {best_peer * 1e3:.3f} -> ratio {worst / best_peer:.3f} "
                   f"{'MET' if ok else 'NOT MET'}")  # fmt: skip
+        floor_l = [r for r in rows if r["rate"] == rate and r["driver"] == "floor"]
+        if floor_l and peer_l:
+            paired = {r["rep"]: r["cpu_s"] / r["count"] for r in peer_l}
+            bound = [r["cpu_s"] / r["count"] / paired[r["rep"]] for r in floor_l
+                     if r["rep"] in paired]  # fmt: skip
+            print(f"    the floor (timer + one write + one read, nothing else) is {_span(bound)} "
+                  f"of the peer's CPU: no Python asyncio client gets below that here")  # fmt: skip
         if ours_l and rate == 200:
             lags = sorted(r["p99_lag_s"] or 0.0 for r in ours_l)
             each = ", ".join(f"{lag * 1e3:.2f}" for lag in lags)

@@ -12,12 +12,14 @@ delegated to ``OmniSend``: polling is not on the issue path."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any
 
-from omniqual.checks.load_binding import OmniSend, wire_call
+from omniqual.checks.load_binding import OmniSend, wire_call, wire_call_with_prompt
+from omniqual.checks.synthetic_inputs import request_prompt
 from omniqual.client import OmniClient, encode_multipart
 from omniqual.client.http1_pool import Http1Error, Http1Pool
 from omniqual.client.server_metrics import metrics_from_doc
@@ -71,12 +73,22 @@ def judge(kind: EndpointKind, status: int, content_type: str, body: bytes) -> Se
     return SendOutcome(OutcomeStatus.OK, status, None, stages, peak)
 
 
+SEED_MARK = 7_318_264_950_173_846_529
+"""A seed no plan draws (plans draw 32-bit seeds): its digits mark where a request's seed goes."""
+
+
+def _shape_key(planned: PlannedRequest) -> tuple[object, ...]:
+    p = planned.params
+    return (p.width, p.height, p.num_frames, p.steps, p.prompt_tokens, p.guidance_scale, p.extra)
+
+
 class Http1Send:
     """A loadgen ``Send`` over :class:`Http1Pool`; use as an async context manager."""
 
     def __init__(self, base_url: str, *, timeout_s: float = 600.0) -> None:
         self.base_url = base_url.rstrip("/")
         self.pool = Http1Pool(self.base_url, timeout_s=timeout_s)
+        self._templates: dict[tuple[object, ...], tuple[bytes, bytes, bytes] | None] = {}
         self._omni: OmniClient | None = None
         self._jobs: OmniSend | None = None
 
@@ -106,13 +118,50 @@ class Http1Send:
         return judge(planned.endpoint, answer.status, answer.content_type.lower(), answer.body)
 
     def prepare(self, planned: PlannedRequest) -> bytes:
-        """The request's bytes as sent (the callback issue path sends these itself)."""
+        """The request's bytes as sent (the callback issue path sends these itself): exactly
+        ``wire_call``'s request. Requests of one shape and prompt differ only in their seed, so
+        each such shape is encoded once with a marker seed and a request splices its own seed's
+        digits in (a string join, not an encode per request)."""
+        seed = planned.params.seed
+        if seed is None:
+            return self._encode(planned)
+        key = (planned.endpoint, _shape_key(planned), request_prompt(planned))
+        template = self._templates.get(key)
+        if template is None:
+            template = self._templates[key] = self._template(planned)
+        if template is None:
+            return self._encode(planned)
+        head, before, after = template
+        digits = str(seed).encode()
+        length = str(len(before) + len(digits) + len(after)).encode()
+        return b"".join((head, length, b"\r\nAccept: */*\r\n\r\n", before, digits, after))
+
+    def _encode(self, planned: PlannedRequest) -> bytes:
         call = wire_call(planned)
         if call.json is not None:
             body, content_type = json.dumps(call.json).encode(), "application/json"
         else:
             body, content_type = encode_multipart(call.data, call.files)
         return self.pool.prepare(call.method, call.path, content_type, body)
+
+    def _template(self, planned: PlannedRequest) -> tuple[bytes, bytes, bytes] | None:
+        """(head up to the length's digits, body before the seed, body after it), or None when
+        the marker seed does not appear exactly once in the encoded request."""
+        marked = dataclasses.replace(
+            planned, params=dataclasses.replace(planned.params, seed=SEED_MARK))
+        # The prompt follows the seed: encode the marked request with this request's prompt.
+        call = wire_call_with_prompt(marked, request_prompt(planned))
+        if call.json is not None:
+            body, content_type = json.dumps(call.json).encode(), "application/json"
+        else:
+            body, content_type = encode_multipart(call.data, call.files)
+        mark = str(SEED_MARK).encode()
+        if body.count(mark) != 1:
+            return None
+        before, _, after = body.partition(mark)
+        whole = self.pool.head(call.method, call.path, content_type, 0)
+        head = whole[: whole.index(b"Content-Length: ") + len(b"Content-Length: ")]
+        return head, before, after
 
 
 __all__ = ["Http1Send", "event_loop_factory", "judge", "transport_label"]
