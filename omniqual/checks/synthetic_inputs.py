@@ -17,7 +17,13 @@ _WORDS = ("lighthouse", "harbor", "dawn", "fog", "granite", "gull", "lantern", "
 
 def synthetic_prompt(tokens: int, seed: int) -> str:
     """A harmless prompt of about ``tokens`` words, varied by ``seed`` (never logged)."""
-    return " ".join(_WORDS[(seed + i * 7) % len(_WORDS)] for i in range(max(tokens, 1)))
+    # Only the seed's residue picks the words: a load client asks per request, it is cached.
+    return _prompt(max(tokens, 1), seed % len(_WORDS))
+
+
+@functools.lru_cache(maxsize=1024)
+def _prompt(tokens: int, residue: int) -> str:
+    return " ".join(_WORDS[(residue + i * 7) % len(_WORDS)] for i in range(tokens))
 
 
 def request_prompt(planned: PlannedRequest) -> str:

@@ -156,13 +156,17 @@ def plan_requests(spec: WorkloadSpec, schedule: Schedule) -> tuple[PlannedReques
     chosen = dict(pinned)
     chosen.update(zip(free, fill, strict=True))
 
+    # Once per entry, not per slot: a bench plans its whole phase inside its measured window.
+    extras = {entry.name: tuple(sorted(entry.shape.extra.items())) for entry in spec.entries}
     planned: list[PlannedRequest] = []
     for index, offset in enumerate(schedule.offsets_s):
         entry = chosen[index]
         shape = entry.shape
         # Draw for every slot so one entry's policy never shifts another entry's seeds.
         drawn = seed_rng.randrange(2**31)
-        seed = {SeedPolicy.FIXED: entry.seed, SeedPolicy.PER_REQUEST: drawn}.get(entry.seed_policy)
+        policy = entry.seed_policy
+        seed = drawn if policy is SeedPolicy.PER_REQUEST else (
+            entry.seed if policy is SeedPolicy.FIXED else None)  # fmt: skip
         params = RequestParams(
             shape.width,
             shape.height,
@@ -171,7 +175,7 @@ def plan_requests(spec: WorkloadSpec, schedule: Schedule) -> tuple[PlannedReques
             shape.prompt_tokens,
             shape.guidance_scale,
             seed,
-            tuple(sorted(shape.extra.items())),
+            extras[entry.name],
         )
         if hints:
             overrides = {k: v for k, v in hints[index].overrides if k in _INT_OVERRIDES}
