@@ -15,6 +15,7 @@ recorded with its message and changes nothing else.
 """
 
 import json
+from dataclasses import replace
 from typing import ClassVar, Literal
 
 from omniqual.checks.api_contract.exchange import Timeouts
@@ -23,6 +24,7 @@ from omniqual.checks.offload_sweep.frontier_block import sweep_block
 from omniqual.checks.offload_sweep.measure import measure_point
 from omniqual.checks.offload_sweep.params import OffloadSweepParams, Point, expand
 from omniqual.checks.offload_sweep.points import Parity, PointRecord, parity_of, point_recipe
+from omniqual.checks.offload_sweep.shared import SharedPoint, keep_point, measured_point, point_key
 from omniqual.checks.parity.requests import ParityCase, parity_cases
 from omniqual.deploy.observer import ProcessObserver, samples_to_csv
 from omniqual.domain.contract import EndpointContract
@@ -53,11 +55,21 @@ class OffloadSweepCheck:
         cases = parity_cases(params.requests, endpoint)
         records: dict[str, PointRecord] = {}
         artifacts: list[Artifact] = []
+        shared_from: dict[str, str] = {}
         for number, point in enumerate(points):
-            ctx.progress(f"sweep point {point.name} ({number + 1}/{len(points)})",
-                         number / len(points))  # fmt: skip
-            record, kept = await _run_point(ctx, params, base_recipe=base, point=point,
-                                            cases=cases)  # fmt: skip
+            recipe = point_recipe(base, point, params.startup_deadline_s)
+            key = point_key(recipe, ctx.target.checkpoint_dir, params)
+            shared = measured_point(ctx.artifacts, key)
+            if shared is None:
+                ctx.progress(f"sweep point {point.name} ({number + 1}/{len(points)})",
+                             number / len(points))  # fmt: skip
+                record, kept = await _run_point(ctx, params, recipe=recipe, point=point,
+                                                cases=cases)  # fmt: skip
+                keep_point(ctx.artifacts, key, SharedPoint(record, tuple(kept), str(ctx.row)))
+            else:
+                # The same deployment, measured by another row's sweep in this run.
+                record, kept = replace(shared.record, point=point), list(shared.artifacts)
+                shared_from[point.name] = shared.measured_for
             artifacts += kept
             reference = records.get(params.reference)
             if point.name != params.reference and reference is not None and record.served:
@@ -66,7 +78,7 @@ class OffloadSweepCheck:
                 parity = parity_of(reference.measured, record.measured, kinds, params.tolerance)
                 record = _with_parity(record, parity)
             records[point.name] = record
-        return _outcome(ctx, params, records, own, artifacts)
+        return _outcome(ctx, params, records, own, artifacts, shared_from)
 
 
 def _endpoint(ctx: CheckContext, params: OffloadSweepParams) -> EndpointContract | str:
@@ -106,11 +118,10 @@ def _points_for_row(
 
 
 async def _run_point(
-    ctx: CheckContext, params: OffloadSweepParams, *, base_recipe: LaunchRecipe, point: Point,
+    ctx: CheckContext, params: OffloadSweepParams, *, recipe: LaunchRecipe, point: Point,
     cases: tuple[ParityCase, ...],
 ) -> tuple[PointRecord, list[Artifact]]:  # fmt: skip
     assert ctx.serve_point is not None
-    recipe = point_recipe(base_recipe, point, params.startup_deadline_s)
     timeouts = Timeouts(params.request_timeout_s, params.job_timeout_s, params.poll_interval_s)
     async with ctx.serve_point(recipe) as launched:
         measured = None
@@ -135,13 +146,12 @@ async def _run_point(
 
 
 def _with_parity(record: PointRecord, parity: Parity) -> PointRecord:
-    return PointRecord(record.point, record.startup, record.measured, parity,
-                       record.repetitions_wanted, record.min_repetitions)  # fmt: skip
+    return replace(record, parity=parity)
 
 
 def _outcome(
     ctx: CheckContext, params: OffloadSweepParams, records: dict[str, PointRecord],
-    own: str | None, artifacts: list[Artifact],
+    own: str | None, artifacts: list[Artifact], shared_from: dict[str, str],
 ) -> CheckOutcome:  # fmt: skip
     failures: list[str] = []
     invalid: list[str] = []
@@ -175,7 +185,8 @@ def _outcome(
         requested={"reference": params.reference, "points": list(records), "row_point": own,
                    "repetitions": params.repetitions, "warmup": params.warmup,
                    "tolerance": params.tolerance.model_dump(mode="json", exclude_none=True)},
-        effective={"sweep": block},
+        # A point another row's sweep measured in this run names that row (same deployment).
+        effective={"sweep": block, "points_measured_for": dict(shared_from)},
     )  # fmt: skip
 
 
