@@ -58,7 +58,7 @@ class OffloadSweepCheck:
         shared_from: dict[str, str] = {}
         for number, point in enumerate(points):
             recipe = point_recipe(base, point, params.startup_deadline_s)
-            key = point_key(recipe, ctx.target.checkpoint_dir, params)
+            key = point_key(recipe, ctx.target.checkpoint_dir, params, cases)
             shared = measured_point(ctx.artifacts, key)
             if shared is None:
                 ctx.progress(f"sweep point {point.name} ({number + 1}/{len(points)})",

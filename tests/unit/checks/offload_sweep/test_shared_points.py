@@ -91,6 +91,16 @@ def test_another_run_another_base_or_other_params_launch_again() -> None:
     assert len(fake.launched) == 8, "other measurement params measure again"
 
 
+def test_a_row_of_another_endpoint_never_reads_this_endpoints_outputs() -> None:
+    fake, sink = fakes(), MemorySink()
+    sweep(fake, sink, row("layerwise-nopin"), NOPIN)
+    chat = RowKey(tuple((k, "chat-completions" if k == "api_mode" else v)
+                        for k, v in row("layerwise-nopin").items))  # fmt: skip
+    outcome = sweep(fake, sink, chat, NOPIN)
+    assert len(fake.launched) == 4, "the chat row's cases are other requests: measured again"
+    assert outcome.effective["points_measured_for"] == {}
+
+
 def test_parity_is_judged_afresh_for_a_shared_point() -> None:
     fake, sink = fakes({"layerwise-default": "refuse", "layer-nopin-r0": "mutate"}), MemorySink()
     resident = sweep(fake, sink, row())
