@@ -5,10 +5,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.omniqual-setup
-CAMPAIGN ?= examples/embedded-cpu-campaign.yaml
+CAMPAIGN ?= examples/embedded-cpu-tour.yaml
+FULL_CAMPAIGN ?= examples/embedded-cpu-campaign.yaml
 OUT ?= out
 
-.PHONY: setup browser qualify test lint unit integration bench clean
+.PHONY: setup browser qualify qualify-full test lint unit integration bench clean
 
 setup: $(STAMP)
 
@@ -25,10 +26,15 @@ $(STAMP): pyproject.toml .ci/install-embedded.sh .ci/torch-cpu-source.sh .ci/pyt
 browser:
 	bash .ci/install-browser.sh
 
-# The main job: build the bundled checkpoints, run the campaign against the live embedded
-# target, compile the matrix and render the PR evidence report into $(OUT)/.
+# The main job: build the bundled checkpoints, run the tour campaign (every gate kind and every
+# modality at least once) against the live embedded target, compile the matrix and render the
+# PR evidence report into $(OUT)/.
 qualify: setup
 	$(BIN)/omniqual run $(CAMPAIGN) --output $(OUT)
+
+# Every row of the embedded matrix with every gate it requires (much longer than the tour).
+qualify-full: setup
+	$(BIN)/omniqual run $(FULL_CAMPAIGN) --output $(OUT)
 
 lint: setup
 	$(BIN)/ruff check omniqual tests

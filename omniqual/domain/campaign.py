@@ -12,6 +12,16 @@ class ReportSpec(BaseModel):
     title: str = ""
 
 
+class CampaignPart(BaseModel):
+    """One part of a campaign that runs only some of its rows' gates: rows matching ``rows``
+    run ``gates`` (all the gates each row wants when empty)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rows: str = Field(description="Row selector (axis=value|value,...).")
+    gates: tuple[str, ...] = Field(default=(), description="These gates only (default: all).")
+
+
 class Campaign(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -21,6 +31,16 @@ class Campaign(BaseModel):
     matrix: str = Field(description="Matrix definition, relative to this file.")
     rows: str = Field(default="", description="Row selector; empty = every row.")
     gates: tuple[str, ...] = Field(default=(), description="Only these gates (default: all).")
+    include: tuple[CampaignPart, ...] = Field(
+        default=(),
+        description="When given, only these (rows, gates) run; every other gate a selected row "
+        "wants is left to another campaign and the row says so.",
+    )
+    full_campaign: str = Field(
+        default="",
+        description="The campaign, relative to this file, that runs what this one leaves out "
+        "(named in the rows it leaves `not tested`).",
+    )
     evidence: str = Field(
         default="../.omniqual/runs", description="Run root, relative to this file."
     )

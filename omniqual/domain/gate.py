@@ -70,6 +70,13 @@ class GateSpec(BaseModel):
     title: str = ""
     description: str = ""
     applies_to: str = Field(default="", description="Row selector; empty = every row.")
+    budget_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Wall-clock budget of one run on one row: a check that calibrates its "
+        "workload stops early when it cannot fit, and a run past it stops; either is `invalid: "
+        "host too slow for this workload`. Unset: no budget.",
+    )
     params: dict[str, JsonValue] = Field(default_factory=dict)
 
     @property

@@ -5,6 +5,7 @@ A killed campaign resumes from its journal: results already recorded (anything b
 fault) are not redone."""
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine import timing
+from omniqual.engine.campaign_scope import mark_left_out
 from omniqual.engine.events import (
     GateSkippedAsDone,
     Observer,
@@ -81,7 +83,9 @@ async def run_campaign(
 ) -> CampaignOutcome:
     project_matrix = load_project_matrix(loaded.matrix_path)
     recipes = load_recipes(project_matrix.project.runners)
-    plan = make_plan(project_matrix, recipes, loaded.selector, loaded.campaign.gates)
+    plan = make_plan(
+        project_matrix, recipes, loaded.selector, loaded.campaign.gates, loaded.parts
+    )
     # Every spec problem (params, contracts, load mappings) surfaces before anything is launched.
     validate_before_contact(project_matrix, [item for w in plan.work for item in w.items])
     work = [(recipes[w.recipe_id], list(w.items)) for w in plan.work]
@@ -99,6 +103,12 @@ async def run_campaign(
         )  # fmt: skip
         results = writer.results
     compiled = compile_from_dirs(project_matrix, [loaded.evidence_root], None)
+    full = loaded.full_campaign_path
+    full_name = None
+    if full is not None:  # said from where the command ran, unless that is outside it
+        full_name = os.path.relpath(full, Path.cwd())
+        full_name = full.name if full_name.startswith("..") else full_name
+    compiled = mark_left_out(compiled, plan.left_out, full_name)
     return CampaignOutcome(writer.run_dir, results, skipped, compiled, plan.unplanned_rows)
 
 

@@ -1,5 +1,6 @@
 """Run one gate on one row against one target and record the result as it happens."""
 
+import asyncio
 import traceback
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -20,6 +21,7 @@ from omniqual.checks.base import (
     TargetInfo,
 )
 from omniqual.checks.registry import resolve
+from omniqual.checks.workload_budget import budget_measurement, budget_spent
 from omniqual.client.client import OmniClient
 from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact, ErrorInfo
@@ -83,6 +85,13 @@ async def run_gate(
             raise RuntimeError(f"gate {spec.id} needs a served target, and this one has no URL")
         return OmniClient(target.url, api_key=target.api_key)
 
+    # The latest progress (message, fraction): what a spent budget reports reaching.
+    last: list[tuple[str, float | None]] = [("", None)]
+
+    def progressed(message: str, fraction: float | None) -> None:
+        last[0] = (message, fraction)
+        observe(GateProgress(spec.id, message, fraction))
+
     ctx = CheckContext(
         gate=spec,
         row=job.row,
@@ -93,13 +102,22 @@ async def run_gate(
         launch_expecting_failure=launch_expecting_failure,
         serve_reference=serve_reference,
         serve_point=serve_point,
-        progress=lambda message, fraction: observe(GateProgress(spec.id, message, fraction)),
+        progress=progressed,
         seed=seed,
     )
     started = datetime.now(UTC)
     error: ErrorInfo | None = None
     try:
-        outcome = await check.run(ctx, params)
+        if spec.budget_s is None:
+            outcome = await check.run(ctx, params)
+        else:
+            outcome = await asyncio.wait_for(check.run(ctx, params), spec.budget_s)
+    except TimeoutError:
+        # The check was stopped where it was (its launches and clients close as they unwind).
+        reason = budget_spent(spec.budget_s or 0.0, *last[0])
+        outcome = CheckOutcome(
+            GateOutcome.INVALID, (reason,), measurements=(budget_measurement(spec.budget_s or 0),)
+        )
     except Exception as exc:  # a harness fault is recorded as data, never lost
         error = ErrorInfo(
             type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc()

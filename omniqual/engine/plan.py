@@ -35,6 +35,8 @@ class Plan:
     """Rows the selection matched that have no recipe: they stay `not tested`."""
     notes: tuple[str, ...] = ()
     """Findings that are not errors (recipes whose serve configurations are one and the same)."""
+    left_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Per selected row, the gates it wants that the campaign's parts leave to another one."""
 
     @property
     def size(self) -> int:
@@ -53,25 +55,49 @@ def wanted_gates(spec: RowSpec) -> list[str]:
     return wanted
 
 
+Parts = Sequence[tuple[Selector, Sequence[str]]]
+
+
+def in_parts(row: RowKey, gate_id: str, parts: Parts) -> bool:
+    """Whether a campaign made of ``parts`` runs ``gate_id`` on ``row`` (no parts: every gate)."""
+    return not parts or any(
+        selector.matches(row) and (not gates or gate_id in gates) for selector, gates in parts
+    )
+
+
 def make_plan(
-    loaded: ProjectMatrix, recipes: RecipeBook, selector: Selector, only_gates: Sequence[str]
+    loaded: ProjectMatrix,
+    recipes: RecipeBook,
+    selector: Selector,
+    only_gates: Sequence[str],
+    parts: Parts = (),
 ) -> Plan:
     problems = [
         SpecProblem(str(loaded.matrix.path), None, "gates", f"unknown gate {g!r}")
         for g in only_gates
         if g not in loaded.gates
     ]
+    problems += [
+        SpecProblem(str(loaded.matrix.path), None, "include", f"unknown gate {g!r}")
+        for _, gates in parts
+        for g in gates
+        if g not in loaded.gates
+    ]
     grouped: dict[str, list[PlannedGate]] = {}
     unplanned: list[str] = []
+    left_out: list[tuple[str, tuple[str, ...]]] = []
     for row in loaded.matrix.rows:
         if not selector.matches(row.key):
             continue
         spec = row.spec
-        gate_ids = [
+        wanted = [
             g
             for g in gates_for_row(wanted_gates(spec), only_gates)
             if loaded.gates[g].selector.matches(row.key)
         ]
+        gate_ids = [g for g in wanted if in_parts(row.key, g, parts)]
+        if len(gate_ids) < len(wanted):
+            left_out.append((str(row.key), tuple(g for g in wanted if g not in gate_ids)))
         if not gate_ids:
             continue
         if spec.recipe is None:
@@ -90,7 +116,8 @@ def make_plan(
     if problems:
         raise SpecError(problems)
     work = tuple(RecipeWork(rid, tuple(items)) for rid, items in grouped.items())
-    return Plan(work, tuple(unplanned), same_serve_configs(loaded, recipes, list(grouped)))
+    notes = same_serve_configs(loaded, recipes, list(grouped))
+    return Plan(work, tuple(unplanned), notes, tuple(left_out))
 
 
 def disagreements(

@@ -1,5 +1,6 @@
 """Check kinds for engine tests: no HTTP, a scripted verdict, one artifact."""
 
+import asyncio
 from typing import ClassVar, Literal
 
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams
@@ -14,6 +15,8 @@ TARGET_PIDS: list[int | None] = []
 class ScriptedParams(CheckParams):
     outcome: Literal["passed", "failed", "invalid", "raise"] = "passed"
     reason: str = ""
+    hang: bool = False
+    """Report progress, then wait until cancelled (a workload that never fits a budget)."""
 
 
 class ScriptedCheck:
@@ -27,6 +30,9 @@ class ScriptedCheck:
         TARGET_PIDS.append(ctx.target.pid)
         if params.outcome == "raise":
             raise RuntimeError("scripted harness fault")
+        if params.hang:
+            ctx.progress("case 3 of 8", 0.375)
+            await asyncio.Event().wait()
         artifact = ctx.artifacts.put_artifact(
             f"{ctx.gate.id} on {ctx.row}".encode(), media_type="text/plain", role="log",
             name=f"{ctx.gate.id} log",
