@@ -29,10 +29,15 @@ from omniqual.checks.soak.phases import solo_request
 from omniqual.checks.soak.resources import absent_signals, gpu_growth, growth_findings
 from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch, points_jsonl
 from omniqual.checks.soak.watch import resolve_watch_dirs as watch_dirs_for
+from omniqual.checks.workload_budget import projected_past_budget
 from omniqual.client import OmniClient
 from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.loadgen.workload import EndpointKind
+
+SOLO_RUNS_OF_CASES = 16
+"""About how many calibrated solo runs the cases take, with their work windows and the
+known-good request after each (a sync row's cuts, burst and timeout; an async row's cancels)."""
 
 
 class AbortCheck:
@@ -227,6 +232,11 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     driver, problems, summary = await _calibrate(ctx, params, endpoint, client, side)
     if driver is None:
         return CheckOutcome(GateOutcome.FAILED, tuple(problems))
+    too_slow = projected_past_budget(driver.solo_s, SOLO_RUNS_OF_CASES, ctx.gate.budget_s,
+                                     "one calibrated solo request")  # fmt: skip
+    if too_slow is not None:
+        solo = Measurement(name="solo_service", value=round(driver.solo_s, 3), unit="s")
+        return CheckOutcome(GateOutcome.INVALID, (too_slow,), measurements=(solo,))
     dirs = watch_dirs_for(params.watch_dirs, ctx.target.pid, ctx.target.temp_dirs)
     watch = ResourceWatch(side, pid=ctx.target.pid, watch_dirs=dirs, interval_s=0.5)
     failures: list[str] = []

@@ -27,6 +27,7 @@ from omniqual.checks.api_contract.side_effects import (
     video_job_ids,
 )
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
+from omniqual.checks.workload_budget import projected_past_budget
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.contract import ApiMode, EndpointContract, ModelContract, ParityPair
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
@@ -130,6 +131,7 @@ class _Run:
         self.release: str | None = params.release
         self.done = 0
         self.total = 0
+        self.calibration: Measurement | None = None
 
     async def execute(self, contract_file: Path) -> CheckOutcome:
         started = time.perf_counter()
@@ -144,11 +146,18 @@ class _Run:
         given = [Path(d) for d in self.params.temp_dirs]
         temp_dirs = given or list(self.ctx.target.temp_dirs)
         temp_start = TempSnapshot.take(temp_dirs)
+        accepted = list(plan.accepted)
+        if self.ctx.gate.budget_s is not None:
+            # Calibrate first: the probe, timed, against every request this release serves.
+            probe, accepted = accepted[0], accepted[1:]
+            too_slow = await self._calibrate(probe, plan.rejected, len(plan.accepted) + 1)
+            if too_slow is not None:
+                return self._outcome(contract_file, time.perf_counter() - started, too_slow)
         for case in plan.rejected:
             await self._rejected(case)
         self._job_case()
         await self._side_effects_after_rejections(temp_dirs, temp_start)
-        for case in plan.accepted:
+        for case in accepted:
             await self._one(case)
         for pair in pairs:
             self._progress(f"parity {pair.a} ~ {pair.b}")
@@ -157,6 +166,18 @@ class _Run:
             self._add(Judgement(parity.result, parity.failure))
         await self._final_checks(temp_dirs, temp_start)
         return self._outcome(contract_file, time.perf_counter() - started)
+
+    async def _calibrate(self, probe: Case, rejected: tuple[Case, ...], served: int) -> str | None:
+        """Send the probe, timed; the reason the served requests cannot fit the gate's budget
+        (the accepted cases, the declared deviations this release serves, the known-good one),
+        or None."""
+        sent = time.perf_counter()
+        await self._one(probe)
+        probe_s = time.perf_counter() - sent
+        self.calibration = Measurement(name="probe_request", value=round(probe_s, 3), unit="s")
+        patterns = [p for d in self.contract.deviations for p in d.cases]
+        served += sum(any(fnmatchcase(c.id, p) for p in patterns) for c in rejected)
+        return projected_past_budget(probe_s, served, self.ctx.gate.budget_s, "the probe request")
 
     def _parity_pairs(self) -> list[ParityPair]:
         if not self.params.parity:
@@ -269,8 +290,12 @@ class _Run:
             out.append(f"{deviation.reason.rstrip('.')} (seen: {'; '.join(seen)}{more}).")
         return tuple(out)
 
-    def _outcome(self, contract_file: Path, elapsed_s: float) -> CheckOutcome:
+    def _outcome(
+        self, contract_file: Path, elapsed_s: float, too_slow: str | None = None
+    ) -> CheckOutcome:
         deviations = [r for r in self.results if r.deviation]
+        if too_slow is not None:
+            self.invalid.append(too_slow)
         reasons = self.failures[:MAX_REASONS]
         if len(self.failures) > MAX_REASONS:
             reasons.append(f"... and {len(self.failures) - MAX_REASONS} more (see the cases)")
@@ -296,6 +321,7 @@ class _Run:
             ),
             Measurement(name="not_checked", value=len(self.invalid), unit="count"),
             Measurement(name="gate_elapsed", value=round(elapsed_s, 3), unit="s"),
+            *((self.calibration,) if self.calibration is not None else ()),
         )
         return CheckOutcome(
             outcome=verdict(self.failures, invalid=self.invalid),

@@ -79,8 +79,10 @@ def test_answers_are_recorded_as_the_generic_issuer_records_them(loop: str) -> N
         assert record.dispatched_s == record.sent_s >= record.scheduled_s - 1e-3
         assert record.ended_s >= record.sent_s and record.status_code == 200
     assert fast.effective.issued == fast.effective.responded == 40
-    # One request at a time at 200/s against an instant server: the connection is kept alive.
-    assert server.connections <= 3
+    # At 200/s against an instant server the connection is kept alive: without keep-alive
+    # every request would open one. (A loaded host may open a few more when an answer is
+    # still on its way at the next slot, so the bound is a fraction, not one.)
+    assert server.connections <= 40 // 4
     body = server.requests[0].partition(b"\r\n\r\n")[2]
     assert b'"seed"' in body and b'"size": "64x64"' in body
 

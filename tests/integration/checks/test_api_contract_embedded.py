@@ -2,10 +2,13 @@
 a time (launcher + bundled checkpoint), with the server's TMPDIR watched for residue.
 
 Asserts that the gate passes with the declared deviations of vLLM-Omni 0.30 as its limitations
-(every one of them reproduced: a stale one would fail the gate), and records what the release
-really does: every case that missed the contract goes into ``api-contract-findings.json`` next
-to the test's tmp dir, or to ``$OMNIQUAL_API_CONTRACT_FINDINGS`` when set. Set
-OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints.
+(every one of them reproduced: a stale one would fail the gate), except on Qwen-Image-Edit: its
+pipeline conditions on the source image at about 1024x1024 whatever the request, so on the
+embedded hardware class (AVX2 numerics, bf16 emulated) the probe request alone takes tens of
+seconds and the shipped budget makes the gate `invalid: host too slow` after calibrating. It
+records what the release really does: every case that missed the contract goes into
+``api-contract-findings.json`` next to the test's tmp dir, or to
+``$OMNIQUAL_API_CONTRACT_FINDINGS`` when set. Set OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ import pytest
 
 from omniqual.checks.api_contract import ApiContractCheck, ApiContractParams
 from omniqual.checks.base import CheckContext, TargetInfo
+from omniqual.checks.workload_budget import HOST_TOO_SLOW
 from omniqual.client import ClientTimeouts, OmniClient
 from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.specs.contracts import load_contract
+from omniqual.specs.source import load_spec
 from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -40,6 +45,9 @@ PIPELINES = [
     "wan-t2v-tiny",
     "stable-audio-tiny",
 ]
+
+TOO_SLOW_HERE = {"qwen-image-edit-tiny"}
+"""Rows whose contract workload cannot fit the shipped budget on the embedded hardware class."""
 
 
 class _Sink:
@@ -95,8 +103,9 @@ def test_api_contract_gate_on_embedded_target(
             job_timeout_s=120,
             poll_interval_s=0.1,
         )
+        shipped, _ = load_spec(ROOT / "gates" / "api-contract.yaml", GateSpec)
         ctx = CheckContext(
-            gate=GateSpec(id="api-contract", kind="api_contract", version=1),
+            gate=shipped,
             row=RowKey((("model", pipeline),)),
             target=TargetInfo(url=target.url, pid=target.pid),
             artifacts=_Sink(tmp_path),
@@ -106,6 +115,12 @@ def test_api_contract_gate_on_embedded_target(
         gate_started = time.perf_counter()
         outcome = asyncio.run(ApiContractCheck().run(ctx, params))
         gate_s = time.perf_counter() - gate_started
+    if pipeline in TOO_SLOW_HERE:
+        assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+        assert [r for r in outcome.reasons if r.startswith(HOST_TOO_SLOW)], outcome.reasons
+        assert outcome.cases[0].id == "images-edits/probe"
+        assert outcome.cases[0].outcome is GateOutcome.PASSED
+        return
     assert len(outcome.cases) > 20
     missed = [
         c.model_dump(mode="json") for c in outcome.cases if c.outcome is not GateOutcome.PASSED
