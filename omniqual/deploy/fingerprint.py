@@ -1,7 +1,8 @@
 """The environment fingerprint attached to every run: host, accelerators, software versions.
 
 Collecting it never fails and never imports the heavy packages it reports on: versions come from
-installed distribution metadata, GPUs from NVML when ``nvidia-ml-py`` is installed and working,
+installed distribution metadata, the CPU's numerics from a child interpreter (once a process),
+GPUs from NVML when ``nvidia-ml-py`` is installed and working,
 and the omniqual checkout's git state from the ``git`` command when there is one. The hostname is
 kept only as a sha256 so fingerprints can be compared without revealing machine names.
 """
@@ -21,6 +22,7 @@ from typing import Any
 import psutil
 
 import omniqual
+from omniqual.deploy.cpu_numerics import probe_cpu_numerics
 from omniqual.domain.provenance import HARNESS_HOST
 from omniqual.domain.run import EnvironmentFingerprint, GpuInfo
 
@@ -57,6 +59,7 @@ def collect_fingerprint(
         machine=platform.machine(),
         cpu_model=cpu_model(),
         cpu_count=os.cpu_count() or 0,
+        cpu_numerics=probe_cpu_numerics(),
         memory_total_bytes=psutil.virtual_memory().total,
         gpus=nvml_gpus(),
         python=f"{platform.python_implementation()} {platform.python_version()}",

@@ -35,6 +35,20 @@ EMBEDDED_COMMAND: tuple[str, ...] = (
     "{port}",
 )
 EMBEDDED_ENV: dict[str, str] = {"OMNIQUAL_CPU_PLATFORM": "1"}
+ISA_CAPS: dict[str, dict[str, str]] = {
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+}
+"""An embedded row whose hardware value ends in one of these ISA classes (``…-avx2``) is served
+with torch and oneDNN capped to it: a host with AVX512 or AMX then computes as an AVX2-only one
+does (bf16 emulated), so its evidence is evidence for the class the row names."""
+
+
+def isa_caps(hardware: str | None) -> dict[str, str]:
+    """The environment that caps a CPU server to the ISA class ``hardware`` names, if any."""
+    if hardware is None or not hardware.startswith("cpu-"):
+        return {}
+    return dict(ISA_CAPS.get(hardware.rsplit("-", 1)[-1], {}))
+
 
 _TOKEN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FLAG_NAME = r"^[a-z0-9][a-z0-9-]*$"
@@ -184,7 +198,7 @@ class LaunchRecipe(BaseModel):
     def effective_env(self) -> dict[str, str]:
         """Variables the launcher adds to the inherited environment."""
         if self.kind is RecipeKind.EMBEDDED:
-            return {**EMBEDDED_ENV, **self.env}
+            return {**EMBEDDED_ENV, **isa_caps(self.row.get("hardware")), **self.env}
         return dict(self.env)
 
     def render_argv(self, values: Mapping[str, str]) -> tuple[str, ...]:

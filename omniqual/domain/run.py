@@ -20,6 +20,30 @@ class GpuInfo(BaseModel):
     driver: str | None = None
 
 
+class CpuNumerics(BaseModel):
+    """How this CPU computes the dtypes a CPU target serves in: what torch dispatches to, the
+    numeric cpuinfo flags, and whether bf16 runs natively or is emulated (measured, not
+    inferred: a bf16 matmul timed against fp32). Performance evidence from a host with native
+    bf16 is not evidence for one that emulates it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    capability: str | None = Field(
+        default=None, description="torch.backends.cpu.get_cpu_capability(), e.g. AVX2, AVX512."
+    )
+    flags: tuple[str, ...] = Field(
+        default=(), description="The numeric cpuinfo flags present (avx2, avx512_bf16, amx_*)."
+    )
+    bf16: Literal["native", "emulated", "unknown"] = "unknown"
+    bf16_slowdown: float | None = Field(
+        default=None, description="bf16 / fp32 time of one matmul on one thread (x)."
+    )
+    caps: dict[str, str] = Field(
+        default_factory=dict,
+        description="ISA caps in force (ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA), by variable.",
+    )
+
+
 class EnvironmentFingerprint(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -30,6 +54,7 @@ class EnvironmentFingerprint(BaseModel):
     machine: str
     cpu_model: str
     cpu_count: int
+    cpu_numerics: CpuNumerics | None = None
     memory_total_bytes: int
     gpus: tuple[GpuInfo, ...] = ()
     python: str

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
-from omniqual.domain.run import EnvironmentFingerprint, RunSummary
+from omniqual.domain.run import CpuNumerics, EnvironmentFingerprint, RunSummary
 from omniqual.report.blocks import KeyValues, Table
 from omniqual.report.links import EvidenceLinks
 from omniqual.report.redact import safe_text, safe_value
@@ -183,6 +183,17 @@ def serve_command_table(results: Iterable[GateResult]) -> Table:
     return Table("Serve commands as launched", ("Command", "Targets"), rows)
 
 
+def cpu_numerics_text(numerics: CpuNumerics) -> str:
+    """e.g. ``AVX2; bf16 emulated (23.9x fp32); flags avx2 fma``."""
+    parts = [numerics.capability or "capability unknown"]
+    slowdown = f" ({numerics.bf16_slowdown:.1f}x fp32)" if numerics.bf16_slowdown else ""
+    parts.append(f"bf16 {numerics.bf16}{slowdown}")
+    if numerics.caps:
+        parts.append("capped by " + ", ".join(f"{k}={v}" for k, v in sorted(numerics.caps.items())))
+    parts.append("flags " + (" ".join(numerics.flags) or "none read"))
+    return "; ".join(parts)
+
+
 def _fingerprint(run_ids: list[str], env: EnvironmentFingerprint) -> KeyValues:
     gpus = "; ".join(
         f"#{g.index} {g.name} {g.memory_total_bytes / GIB:.1f} GiB"
@@ -195,6 +206,7 @@ def _fingerprint(run_ids: list[str], env: EnvironmentFingerprint) -> KeyValues:
         ("kernel", env.kernel),
         ("machine", env.machine),
         ("cpu", f"{env.cpu_model} ({env.cpu_count} logical)"),
+        *((("cpu numerics", cpu_numerics_text(env.cpu_numerics)),) if env.cpu_numerics else ()),
         ("memory", f"{env.memory_total_bytes} bytes ({env.memory_total_bytes / GIB:.1f} GiB)"),
         ("gpus", gpus or "none"),
         ("python", env.python),

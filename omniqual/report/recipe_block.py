@@ -151,7 +151,8 @@ def host_items(
     where = "the harness host" if target_host == HARNESS_HOST else "the harness host (assumed)"
     return [
         ("machine", f"{where}: {env.machine}, {env.cpu_model} ({env.cpu_count} logical), "
-                 f"{env.memory_total_bytes / GIB:.0f} GiB, {env.os} {env.kernel}"),
+                 f"{env.memory_total_bytes / GIB:.0f} GiB, {env.os} {env.kernel}"
+                 + (f"; bf16 {env.cpu_numerics.bf16}" if env.cpu_numerics else "")),
         ("gpu", gpus or "none (no GPU on this host)"),
         ("driver", ", ".join(drivers) if drivers else
          ("none" if not env.gpus else UNKNOWN)),

@@ -20,14 +20,14 @@ GOLDEN = Path(__file__).parent / "embedded-cpu"
 SD3 = (
     "model=sd3-tiny;task=t2i;api_mode=images-generations;execution={ex};shape_schedule=default;"
     "attention_backend=sdpa;packed_layout=padded;cache_policy=none;quantization={q};"
-    "offload={off};topology=1-device;hardware=cpu-x86_64-2core;dtype=bf16;"
+    "offload={off};topology=1-device;hardware=cpu-x86_64-2core-avx2;dtype=bf16;"
     "output_transport=b64-json"
 )
 BASE = SD3.format(ex="serial/1", q="none", off="resident")
 QWEN = (
     "model=qwen-image-tiny;task=t2i;api_mode=images-generations;execution=serial/1;"
     "shape_schedule=default;attention_backend=sdpa;packed_layout=padded;cache_policy=none;"
-    "quantization=none;offload=resident;topology=1-device;hardware=cpu-x86_64-2core;dtype=bf16;"
+    "quantization=none;offload=resident;topology=1-device;hardware=cpu-x86_64-2core-avx2;dtype=bf16;"
     "output_transport=b64-json"
 )
 DEVIATION = "negative_prompt='' accepted (declared deviation of vLLM-Omni 0.30)"

@@ -46,7 +46,7 @@ def test_abort_gate_on_embedded(
     started = time.monotonic()
     ctx = embedded_context(served, gate, "images-generations", sink)
     execution = "step/1" if served.recipe_id.endswith("-step") else "serial/1"
-    axes = (("execution", execution), ("hardware", "cpu-x86_64-2core"))
+    axes = (("execution", execution), ("hardware", "cpu-x86_64-2core-avx2"))
     ctx = replace(ctx, row=RowKey((*ctx.row.items, *axes)))
     outcome = asyncio.run(AbortCheck().run(ctx, AbortParams.model_validate(gate.params)))
     took = time.monotonic() - started

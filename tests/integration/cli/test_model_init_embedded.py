@@ -71,7 +71,7 @@ def fill_todos(root: Path) -> None:
     vae_scale_factor 8 * patch_size 2; pos_embed_max_size 64 * 2 * 8 = 1024)."""
 
     def axes(values: dict[str, str]) -> None:
-        values.update(hardware="cpu-x86_64-2core", dtype="bf16")
+        values.update(hardware="cpu-x86_64-2core-avx2", dtype="bf16")
 
     edit(root / f"matrices/{NAME}.yaml", lambda d: axes(d["defaults"]))
     edit(root / f"runners/{NAME}.yaml", lambda d: axes(d["row"]))

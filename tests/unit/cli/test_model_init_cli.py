@@ -41,7 +41,7 @@ def fill(root: Path) -> None:
     for path, keys in ((root / "matrices/sd3-new.yaml", ("defaults",)),
                        (root / "runners/sd3-new.yaml", ("row",))):  # fmt: skip
         data = yaml.safe_load(path.read_text())
-        data[keys[0]].update(hardware="cpu-x86_64-2core", dtype="bf16")
+        data[keys[0]].update(hardware="cpu-x86_64-2core-avx2", dtype="bf16")
         path.write_text(yaml.safe_dump(data, sort_keys=False))
     path = root / "gates/contracts/sd3-new.yaml"
     data = yaml.safe_load(path.read_text())

@@ -14,7 +14,7 @@ from omniqual.engine.ci.plan import parse_queues, parse_tracks, plan_ci, tracks_
 from omniqual.engine.ci.render import CiFormat, render_pipeline
 
 MINI = Path(__file__).resolve().parents[2] / "data" / "mini-project"
-CPU = "cpu-x86_64-2core"
+CPU = "cpu-x86_64-2core-avx2"
 H200 = "1x-h200-141gb"
 
 

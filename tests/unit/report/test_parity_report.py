@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[3]
 AXES = {"model": "sd3-tiny", "task": "t2i", "api_mode": "images-generations",
         "execution": "serial/1", "shape_schedule": "default", "attention_backend": "sdpa",
         "packed_layout": "padded", "cache_policy": "none", "quantization": "none",
-        "offload": "layerwise-nopin", "topology": "1-device", "hardware": "cpu-x86_64-2core",
+        "offload": "layerwise-nopin", "topology": "1-device", "hardware": "cpu-x86_64-2core-avx2",
         "dtype": "bf16", "output_transport": "b64-json"}  # fmt: skip
 
 

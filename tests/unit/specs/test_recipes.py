@@ -86,7 +86,7 @@ def test_shipped_recipes_load_and_cover_every_bundled_pipeline() -> None:
     assert set(book) >= BUNDLED  # a bf16 default recipe per pipeline, named after it
     assert book.find("qwen-image-tiny").flags["model-class-name"] == "QwenImagePipeline"
     for recipe in embedded:
-        assert recipe.row.get("hardware") == "cpu-x86_64-2core", recipe.id
+        assert recipe.row.get("hardware") == "cpu-x86_64-2core-avx2", recipe.id
         assert recipe.expect is Expectation.SERVES or recipe.expected_error, recipe.id
     rejected = {r.id for r in embedded if r.expect is Expectation.REJECTS}
     assert rejected == {"sd3-tiny-step", "wan-t2v-tiny-fp8", "sd3-tiny-layerwise-offload"}

@@ -51,7 +51,7 @@ def test_every_absent_signal_is_named() -> None:
         "no watch directory (the server's temp dir is unknown, e.g. a URL target; set watch_dirs)",
         "NVML is unavailable on a GPU row (hardware gpu-a100)",
     ]
-    assert absent_signals(point(0), point(1), (Path("/tmp"),), "cpu-x86_64-2core", "x") == []
+    assert absent_signals(point(0), point(1), (Path("/tmp"),), "cpu-x86_64-2core-avx2", "x") == []
     no_devices = point(1, gpu_tree=None, gpu_device=None)
     [reason] = absent_signals(point(0), no_devices, (Path("/tmp"),), "gpu-h200", "x")
     assert reason == "x: NVML reported no GPU memory on a GPU row (hardware gpu-h200)"
