@@ -108,7 +108,9 @@ async def run_gate(
     started = datetime.now(UTC)
     error: ErrorInfo | None = None
     try:
-        if spec.budget_s is None:
+        # Only a gate that talks to a server already up is stopped where it is: one that
+        # launches servers (in threads) calibrates against its budget instead.
+        if spec.budget_s is None or check.needs != "server":
             outcome = await check.run(ctx, params)
         else:
             outcome = await asyncio.wait_for(check.run(ctx, params), spec.budget_s)
