@@ -21,7 +21,7 @@ from omniqual.domain.rules import (
     derive_state,
 )
 from omniqual.engine.construct import constructor
-from omniqual.engine.digest import ProvenanceDigest, ResultDigest
+from omniqual.evidence.digest import ProvenanceDigest, ResultDigest
 from omniqual.specs.matrix import LoadedMatrix, PlannedRow
 
 

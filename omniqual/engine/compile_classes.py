@@ -43,7 +43,7 @@ from omniqual.engine.compile_columns import (
     winners,
 )
 from omniqual.engine.construct import constructor
-from omniqual.engine.run_digest import to_datetime
+from omniqual.evidence.run_digest import to_datetime
 from omniqual.specs.matrix import LoadedMatrix
 
 _REF = constructor(

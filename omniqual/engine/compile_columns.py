@@ -17,7 +17,7 @@ import numpy.typing as npt
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import REVISION_FIELDS
 from omniqual.domain.rules import UNKNOWN_VALUES
-from omniqual.engine.run_digest import GATE, OUTCOME, REVISIONS, ROW, RUN, SPEC, RunDigest
+from omniqual.evidence.run_digest import GATE, OUTCOME, REVISIONS, ROW, RUN, SPEC, RunDigest
 
 Ints = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]

@@ -14,11 +14,11 @@ from omniqual.domain.rules import CurrentGate
 from omniqual.engine.compile import LocatedResult
 from omniqual.engine.compile_classes import compile_digests
 from omniqual.engine.compile_columns import LocatedDigest
-from omniqual.engine.digest import iter_run_digests
-from omniqual.engine.digest_files import current_digest
 from omniqual.engine.gate_runner import check_params
-from omniqual.engine.journal import JOURNAL_NAME
-from omniqual.engine.run_reader import find_runs
+from omniqual.evidence.digest import iter_run_digests
+from omniqual.evidence.digest_files import current_digest
+from omniqual.evidence.journal import JOURNAL_NAME
+from omniqual.evidence.run_reader import find_runs
 from omniqual.specs.gates import LoadedGate, decision_sha256, load_gates, named_inputs
 from omniqual.specs.matrix import LoadedMatrix, load_catalog, load_matrix
 from omniqual.specs.project import ProjectPaths, find_project

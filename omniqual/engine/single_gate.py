@@ -26,8 +26,8 @@ from omniqual.engine.plan import PlannedGate, disagreements, wanted_gates
 from omniqual.engine.preflight import validate_before_contact
 from omniqual.engine.references import ReferenceBook
 from omniqual.engine.served_identity import RowVerdict, ServedIdentity
-from omniqual.engine.store import RunWriter
 from omniqual.engine.targets import check_reachable
+from omniqual.evidence.store import RunWriter
 from omniqual.specs.gates import LoadedGate
 from omniqual.specs.matrix import PlannedRow
 from omniqual.specs.project import find_project

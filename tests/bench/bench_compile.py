@@ -37,8 +37,8 @@ from omniqual.domain.provenance import Provenance  # noqa: E402
 from omniqual.domain.result import GateResult  # noqa: E402
 from omniqual.domain.rules import CurrentGate  # noqa: E402
 from omniqual.domain.run import ResultRecorded, RunStarted  # noqa: E402
-from omniqual.engine.journal import encode_record  # noqa: E402
-from omniqual.engine.run_digest import DIGEST_NAME, DigestBuilder, stamp_journal  # noqa: E402
+from omniqual.evidence.journal import encode_record  # noqa: E402
+from omniqual.evidence.run_digest import DIGEST_NAME, DigestBuilder, stamp_journal  # noqa: E402
 from omniqual.specs.matrix import LoadedMatrix, PlannedRow  # noqa: E402
 from tests.fakes.evidence import FINGERPRINT  # noqa: E402
 

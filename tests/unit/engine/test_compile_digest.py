@@ -23,8 +23,8 @@ from omniqual.engine import compile_classes
 from omniqual.engine.compile import compile_matrix
 from omniqual.engine.compile_classes import compile_digests
 from omniqual.engine.matrix_service import collect_digests, collect_results
-from omniqual.engine.run_digest import DIGEST_NAME
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.run_digest import DIGEST_NAME
+from omniqual.evidence.store import RunWriter
 from omniqual.specs.matrix import LoadedMatrix, PlannedRow
 from tests.fakes.evidence import FINGERPRINT
 

@@ -13,7 +13,7 @@ from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
 from omniqual.engine.compile import LocatedResult, compile_matrix
 from omniqual.engine.matrix_service import ProjectMatrix, compile_from_dirs, load_project_matrix
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.store import RunWriter
 from tests.fakes.evidence import FINGERPRINT, result
 
 MINI = Path(__file__).resolve().parents[2] / "data" / "mini-project"
