@@ -1,6 +1,6 @@
 """Compile from run digests, part one: the results on planned rows and the latest of each bucket.
 
-The semantics are those of :func:`omniqual.engine.compile.compile_matrix` over the same results in
+The semantics are those of :func:`omniqual.compile.matrix.compile_matrix` over the same results in
 the same order: per planned row, results fall in buckets the rule table cannot tell apart except
 by time (gate, version, spec hash, revisions with unknown read as None, conclusive and not
 startup-only); the latest of a bucket (on a tie, the later one read) stands for it with the
