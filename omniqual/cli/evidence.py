@@ -4,7 +4,7 @@ verify: is recorded evidence still what its journal says? Exit 0 when every run 
 naming each mismatch, 2 when a path is neither a run directory nor a directory holding runs (a
 merged root is verified run by run). merge: gather the runs of CI agents into one run root;
 exit 1 for a conflict or damaged evidence (named), 2 for a path that holds no runs. The work
-lives in :mod:`omniqual.engine.verify` and :mod:`omniqual.engine.evidence_merge`; this module
+lives in :mod:`omniqual.evidence.verify` and :mod:`omniqual.evidence.merge`; this module
 only formats it.
 """
 
@@ -26,7 +26,7 @@ def verify_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON object per run."),
 ) -> None:
     """Recompute every artifact's sha256 and check each journal's integrity."""
-    from omniqual.engine.verify import NotARunDirectory, verify_runs
+    from omniqual.evidence.verify import NotARunDirectory, verify_runs
 
     try:
         checked = verify_runs(_expand_roots(run_dirs))
@@ -54,8 +54,8 @@ def verify_command(
 def _expand_roots(paths: list[Path]) -> list[Path]:
     """Each path that is a directory of runs (no journal of its own) stands for its runs; any
     other path is kept, so verify names it when it is not a run directory."""
-    from omniqual.engine.journal import JOURNAL_NAME
-    from omniqual.engine.run_reader import find_runs
+    from omniqual.evidence.journal import JOURNAL_NAME
+    from omniqual.evidence.run_reader import find_runs
 
     expanded: list[Path] = []
     for path in paths:
@@ -71,8 +71,8 @@ def merge_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON object describing the merge."),
 ) -> None:
     """Merge the runs of several evidence directories into one root, each run once."""
-    from omniqual.engine.errors import StoreError
-    from omniqual.engine.evidence_merge import MergeConflict, merge_evidence
+    from omniqual.evidence.errors import StoreError
+    from omniqual.evidence.merge import MergeConflict, merge_evidence
 
     try:
         merged = merge_evidence(sources, output)

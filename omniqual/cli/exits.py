@@ -52,7 +52,7 @@ def _target_errors() -> tuple[type[Exception], ...]:
 
 
 def _store_errors() -> tuple[type[Exception], ...]:
-    from omniqual.engine.store import StoreError
+    from omniqual.evidence.store import StoreError
 
     return (StoreError,)
 

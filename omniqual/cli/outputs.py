@@ -6,7 +6,6 @@ from pathlib import Path
 
 from omniqual.cli.matrix import write_matrix_pages
 from omniqual.domain.run import RunSummary
-from omniqual.engine.artifacts import ARTIFACTS_DIR
 from omniqual.engine.campaign import CampaignOutcome
 from omniqual.engine.matrix_service import (
     ProjectMatrix,
@@ -14,7 +13,8 @@ from omniqual.engine.matrix_service import (
     load_project_matrix,
     write_json,
 )
-from omniqual.engine.store import find_runs, read_run
+from omniqual.evidence.artifacts import ARTIFACTS_DIR
+from omniqual.evidence.store import find_runs, read_run
 from omniqual.report.csv_export import write_csv
 from omniqual.report.render import render_matrix, render_run_report
 from omniqual.report.run_views import RunEvidence, run_report_view

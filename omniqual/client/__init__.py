@@ -6,20 +6,19 @@ Import from here: `OmniClient`, its request/response shapes, result values and t
 
 from omniqual.client.client import NO_JSON, ClientTimeouts, OmniClient
 from omniqual.client.errors import (
-    ApiError,
     ClientError,
     TargetProtocolError,
     TargetTimeout,
     TargetUnreachable,
 )
 from omniqual.client.form_encoding import FilePart, encode_multipart
+from omniqual.client.raw import ApiError, RawResponse
 from omniqual.client.results import (
     ChatImagesResult,
     DisconnectOutcome,
     HealthResult,
     ImagesResult,
     MediaResult,
-    RawResponse,
     VideoPollResult,
 )
 from omniqual.client.schemas import (

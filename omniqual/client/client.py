@@ -35,15 +35,14 @@ from omniqual.client.errors import (
     map_transport_error,
 )
 from omniqual.client.form_encoding import FilePart, encode_multipart
+from omniqual.client.raw import RawResponse, keep_header
 from omniqual.client.results import (
     ChatImagesResult,
     DisconnectOutcome,
     HealthResult,
     ImagesResult,
     MediaResult,
-    RawResponse,
     VideoPollResult,
-    keep_header,
 )
 from omniqual.client.schemas import (
     AudioGenerateRequest,

@@ -16,8 +16,9 @@ from typing import TypeVar
 import soundfile  # type: ignore[import-untyped]
 from pydantic import BaseModel, ValidationError
 
-from omniqual.client.errors import ApiError, TargetProtocolError
-from omniqual.client.results import ImagesResult, MediaResult, RawResponse
+from omniqual.client.errors import TargetProtocolError
+from omniqual.client.raw import ApiError, RawResponse
+from omniqual.client.results import ImagesResult, MediaResult
 from omniqual.client.schemas import ImageGenerationResponse
 
 M = TypeVar("M", bound=BaseModel)

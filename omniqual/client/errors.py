@@ -1,19 +1,15 @@
 """Typed failures of talking to a vLLM-Omni target, and the mapping from httpx's exceptions.
 
 A transport failure (nothing usable came back) is a `ClientError` subclass naming the URL and a
-hint; an HTTP error answer is data in `send_raw` and an `ApiError` only from the typed calls.
+hint; an HTTP error answer is data in `send_raw` and an `ApiError` (in `raw`) only from the
+typed calls.
 """
 
 from __future__ import annotations
 
 import socket
-from typing import TYPE_CHECKING
 
 import httpx
-
-if TYPE_CHECKING:
-    from omniqual.client.results import RawResponse
-    from omniqual.client.schemas import ErrorInfo
 
 
 class ClientError(Exception):
@@ -49,22 +45,6 @@ class TargetProtocolError(ClientError):
         super().__init__(f"{url}: protocol error: {reason}")
         self.url = url
         self.reason = reason
-
-
-class ApiError(ClientError):
-    """A typed call received an HTTP error status; carries the status and the parsed envelope."""
-
-    def __init__(self, raw: RawResponse) -> None:
-        self.raw = raw
-        self.status: int = raw.status
-        self.error: ErrorInfo | None = raw.error
-        # The server's message can quote request values (pydantic puts `input_value=` in it),
-        # and exception texts end up in logs, so only the shape of the error is in str(self).
-        if raw.error is None:
-            detail = "no error envelope"
-        else:
-            detail = f"type={raw.error.type!r} param={raw.error.param!r} code={raw.error.code!r}"
-        super().__init__(f"{raw.method} {raw.path} -> HTTP {raw.status} ({detail})")
 
 
 def map_transport_error(exc: httpx.RequestError, url: str, timeout_s: float | None) -> ClientError:

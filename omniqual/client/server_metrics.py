@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omniqual.client.errors import ClientError
-from omniqual.client.results import RawResponse
+from omniqual.client.raw import RawResponse
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,12 @@
 """Matrix definitions (what to qualify) and compiled matrices (what the evidence says)."""
 
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from omniqual.domain.axes import AxisCatalog, RowKey
 from omniqual.domain.outcomes import CellState
 from omniqual.domain.provenance import Provenance
 
@@ -61,6 +64,25 @@ class MatrixDefinition(BaseModel):
     defaults: dict[str, str] = Field(default_factory=dict)
     rows: tuple[ExplicitRow, ...] = ()
     products: tuple[ProductRows, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRow:
+    """One row of a loaded matrix: its exact key, the spec it came from and that spec's line."""
+
+    key: RowKey
+    spec: RowSpec
+    line: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedMatrix:
+    """A matrix definition expanded into its rows (``omniqual.specs.matrix.load_matrix``)."""
+
+    definition: MatrixDefinition
+    catalog: AxisCatalog
+    rows: tuple[PlannedRow, ...]
+    path: Path
 
 
 class EvidenceRef(BaseModel):

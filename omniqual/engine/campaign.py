@@ -37,7 +37,6 @@ from omniqual.engine.matrix_service import compile_from_dirs, load_project_matri
 from omniqual.engine.plan import PlannedGate, done_keys, is_done, launch_groups, make_plan
 from omniqual.engine.preflight import validate_before_contact
 from omniqual.engine.references import ReferenceBook, ReferencePool
-from omniqual.engine.store import RunWriter
 from omniqual.engine.targets import (
     PreparedModel,
     ServedTarget,
@@ -49,6 +48,7 @@ from omniqual.engine.targets import (
     store_deploy_configs,
     store_log,
 )
+from omniqual.evidence.store import RunWriter
 from omniqual.specs.campaign import LoadedCampaign
 from omniqual.specs.recipes import LoadedRecipe, load_recipes
 

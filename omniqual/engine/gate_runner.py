@@ -31,7 +31,7 @@ from omniqual.domain.recipe import LaunchRecipe
 from omniqual.domain.redaction import redact_command
 from omniqual.domain.result import GateResult
 from omniqual.engine.events import GateFinished, GateProgress, GateStarted, Observer, ignore
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.store import RunWriter
 from omniqual.specs.gates import LoadedGate
 from omniqual.specs.source import SpecError, load_yaml
 

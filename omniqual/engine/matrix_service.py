@@ -1,26 +1,22 @@
-"""Load a matrix with its project's gates, gather evidence from run directories, compile."""
+"""Load a matrix with its project's gates, compile it from the evidence in run directories
+(:mod:`omniqual.compile`), and read or write a compiled matrix."""
 
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from omniqual.domain.matrix import CompiledMatrix
+from omniqual.compile.classes import compile_digests
+from omniqual.compile.collect import collect_digests
+from omniqual.domain.matrix import CompiledMatrix, LoadedMatrix
 from omniqual.domain.rules import CurrentGate
-from omniqual.engine.compile import LocatedResult
-from omniqual.engine.compile_classes import compile_digests
-from omniqual.engine.compile_columns import LocatedDigest
-from omniqual.engine.digest import iter_run_digests
-from omniqual.engine.digest_files import current_digest
 from omniqual.engine.gate_runner import check_params
-from omniqual.engine.journal import JOURNAL_NAME
-from omniqual.engine.run_reader import find_runs
 from omniqual.specs.gates import LoadedGate, decision_sha256, load_gates, named_inputs
-from omniqual.specs.matrix import LoadedMatrix, load_catalog, load_matrix
+from omniqual.specs.matrix import load_catalog, load_matrix
 from omniqual.specs.project import ProjectPaths, find_project
 from omniqual.specs.source import SpecError, SpecProblem
 
@@ -61,26 +57,6 @@ def with_check_inputs(gate: LoadedGate, root: Path) -> LoadedGate:
     if inputs == gate.inputs:
         return gate
     return replace(gate, sha256=decision_sha256(gate.path, inputs, root.resolve()), inputs=inputs)
-
-
-def collect_digests(dirs: Sequence[Path], relative_to: Path) -> list[LocatedDigest]:
-    """The digest of every run under ``dirs`` (rebuilt from its journal when missing or stale),
-    with the link to its journal."""
-    return [
-        LocatedDigest(current_digest(run_dir), os.path.relpath(run_dir / JOURNAL_NAME, relative_to))
-        for run_dir in find_runs(dirs)
-    ]
-
-
-def collect_results(dirs: Sequence[Path], relative_to: Path) -> Iterator[LocatedResult]:
-    """Every result in the runs under ``dirs`` parsed from the journals, one run in memory at a
-    time (what compile read before digests; kept as their reference)."""
-    links: dict[Path, str] = {}
-    for run_dir, digest in iter_run_digests(dirs):
-        link = links.get(run_dir)
-        if link is None:
-            link = links[run_dir] = os.path.relpath(run_dir / JOURNAL_NAME, relative_to)
-        yield LocatedResult(digest, f"{link}#{digest.result_id}")
 
 
 def compile_from_dirs(

@@ -14,6 +14,7 @@ import psutil
 
 from omniqual.deploy.fingerprint import collect_fingerprint
 from omniqual.domain.axes import RowKey, Selector
+from omniqual.domain.matrix import PlannedRow
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
@@ -26,10 +27,9 @@ from omniqual.engine.plan import PlannedGate, disagreements, wanted_gates
 from omniqual.engine.preflight import validate_before_contact
 from omniqual.engine.references import ReferenceBook
 from omniqual.engine.served_identity import RowVerdict, ServedIdentity
-from omniqual.engine.store import RunWriter
 from omniqual.engine.targets import check_reachable
+from omniqual.evidence.store import RunWriter
 from omniqual.specs.gates import LoadedGate
-from omniqual.specs.matrix import PlannedRow
 from omniqual.specs.project import find_project
 from omniqual.specs.recipes import LoadedRecipe, RecipeBook, load_recipes
 from omniqual.specs.source import SpecError

@@ -29,7 +29,7 @@ from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.redaction import redact_command, scrub_text
 from omniqual.engine import served_identity, timing
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe
 
 

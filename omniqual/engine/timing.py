@@ -19,8 +19,8 @@ from omniqual.domain.timing import (
     LaunchTiming,
     RunTiming,
 )
-from omniqual.engine.durable import write_atomic
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.durable import write_atomic
+from omniqual.evidence.store import RunWriter
 
 
 @dataclass(slots=True)

@@ -16,7 +16,7 @@ import pytest
 
 from omniqual.domain.axes import RowKey
 from omniqual.domain.result import GateResult
-from omniqual.engine.errors import StoreError
+from omniqual.evidence.errors import StoreError
 from omniqual.specs.recipes import RecipeNotFound
 from omniqual.specs.source import SpecError
 

@@ -3,11 +3,17 @@ every problem (unknown axis or value, unknown gate, contradictions) with its fil
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-from omniqual.domain.axes import AxisCatalog, RowKey
-from omniqual.domain.matrix import ExplicitRow, MatrixDefinition, ProductRows, RowSpec
+from omniqual.domain.axes import AxisCatalog
+from omniqual.domain.matrix import (
+    ExplicitRow,
+    LoadedMatrix,
+    MatrixDefinition,
+    PlannedRow,
+    ProductRows,
+    RowSpec,
+)
 from omniqual.domain.outcomes import CellState
 from omniqual.specs.source import (
     Loc,
@@ -17,21 +23,6 @@ from omniqual.specs.source import (
     load_yaml,
     validate_document,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class PlannedRow:
-    key: RowKey
-    spec: RowSpec
-    line: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedMatrix:
-    definition: MatrixDefinition
-    catalog: AxisCatalog
-    rows: tuple[PlannedRow, ...]
-    path: Path
 
 
 def load_catalog(path: Path) -> AxisCatalog:

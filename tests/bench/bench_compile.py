@@ -31,15 +31,14 @@ sys.path.insert(0, str(ROOT))
 
 from omniqual.domain.axes import AxisCatalog  # noqa: E402
 from omniqual.domain.evidence import Artifact  # noqa: E402
-from omniqual.domain.matrix import MatrixDefinition, RowSpec  # noqa: E402
+from omniqual.domain.matrix import LoadedMatrix, MatrixDefinition, PlannedRow, RowSpec  # noqa: E402
 from omniqual.domain.outcomes import GateOutcome  # noqa: E402
 from omniqual.domain.provenance import Provenance  # noqa: E402
 from omniqual.domain.result import GateResult  # noqa: E402
 from omniqual.domain.rules import CurrentGate  # noqa: E402
 from omniqual.domain.run import ResultRecorded, RunStarted  # noqa: E402
-from omniqual.engine.journal import encode_record  # noqa: E402
-from omniqual.engine.run_digest import DIGEST_NAME, DigestBuilder, stamp_journal  # noqa: E402
-from omniqual.specs.matrix import LoadedMatrix, PlannedRow  # noqa: E402
+from omniqual.evidence.journal import encode_record  # noqa: E402
+from omniqual.evidence.run_digest import DIGEST_NAME, DigestBuilder, stamp_journal  # noqa: E402
 from tests.fakes.evidence import FINGERPRINT  # noqa: E402
 
 GATES = ("api-contract", "strict-load", "abort", "soak")
@@ -111,9 +110,9 @@ def max_rss_mib() -> float:
 
 def measure(mode: str, root: Path, rows: int, render: bool) -> None:
     """One measurement in this (fresh) process; prints a JSON line."""
-    from omniqual.engine.compile import compile_matrix
-    from omniqual.engine.compile_classes import compile_digests
-    from omniqual.engine.matrix_service import collect_digests, collect_results
+    from omniqual.compile.classes import compile_digests
+    from omniqual.compile.collect import collect_digests, collect_results
+    from omniqual.compile.matrix import compile_matrix
 
     matrix = planned(rows, catalog())
     gates = dict.fromkeys(GATES, CurrentGate(1, SPEC))

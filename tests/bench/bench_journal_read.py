@@ -20,9 +20,9 @@ from omniqual.domain.evidence import Artifact, Measurement
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import EnvironmentFingerprint, ResultRecorded
-from omniqual.engine.digest_files import load_current, rebuild_digest
-from omniqual.engine.journal import encode_record
-from omniqual.engine.store import RunWriter, iter_results, read_run
+from omniqual.evidence.digest_files import load_current, rebuild_digest
+from omniqual.evidence.journal import encode_record
+from omniqual.evidence.store import RunWriter, iter_results, read_run
 
 
 def build(root: Path, n: int) -> Path:

@@ -9,7 +9,7 @@ from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import EnvironmentFingerprint
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.store import RunWriter
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -7,11 +7,11 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+from omniqual.compile.matrix import LocatedResult, compile_matrix
 from omniqual.domain.outcomes import GateOutcome as O
 from omniqual.domain.provenance import Provenance
-from omniqual.engine.compile import LocatedResult, compile_matrix
 from omniqual.engine.matrix_service import load_project_matrix
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.store import RunWriter
 from omniqual.report.render import render_matrix
 from tests.fakes.evidence import FINGERPRINT, result
 

@@ -17,8 +17,8 @@ from omniqual.checks.base import PointLaunch
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe
 from omniqual.engine.campaign import launched_point
-from omniqual.engine.store import RunWriter
 from omniqual.engine.targets import PreparedModel
+from omniqual.evidence.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe
 from tests.fakes.evidence import FINGERPRINT
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from omniqual.cli.main import app
 from omniqual.deploy.launcher import launch, launched, stop
 from omniqual.deploy.state import list_states, read_state
-from omniqual.engine.store import read_run
+from omniqual.evidence.store import read_run
 from tests.integration.deploy.conftest import FAKE_SERVER, RecipeFactory
 
 pytestmark = pytest.mark.integration

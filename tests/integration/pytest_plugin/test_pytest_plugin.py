@@ -9,7 +9,7 @@ import pytest
 
 from omniqual.checks import registry
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.engine.run_reader import iter_results
+from omniqual.evidence.run_reader import iter_results
 
 pytestmark = pytest.mark.integration
 pytest_plugins = ["pytester"]

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from omniqual.cli.main import app
 from omniqual.domain.outcomes import GateOutcome as O
-from omniqual.engine.verify import verify_run
+from omniqual.evidence.verify import verify_run
 from tests.fakes.evidence import record_run
 
 runner = CliRunner()

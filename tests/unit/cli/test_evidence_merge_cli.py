@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from omniqual.cli.main import app
 from omniqual.domain.outcomes import GateOutcome as O
-from omniqual.engine.run_reader import iter_results
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.run_reader import iter_results
+from omniqual.evidence.store import RunWriter
 from tests.fakes.evidence import FINGERPRINT, record_run, result
 
 MATRIX = Path(__file__).resolve().parents[2] / "data" / "mini-project" / "matrices" / "mini.yaml"

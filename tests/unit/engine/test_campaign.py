@@ -7,7 +7,7 @@ import pytest
 
 from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.engine.campaign import run_campaign
-from omniqual.engine.store import RunWriter, read_run
+from omniqual.evidence.store import RunWriter, read_run
 from omniqual.specs.campaign import load_campaign
 from omniqual.specs.source import SpecError
 from tests.fakes import checks

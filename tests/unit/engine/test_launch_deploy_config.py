@@ -13,9 +13,9 @@ import pytest
 from omniqual.deploy.launcher import LaunchedTarget, placeholder_values
 from omniqual.domain.provenance import Provenance
 from omniqual.engine import campaign, targets
-from omniqual.engine.artifacts import artifact_path
-from omniqual.engine.store import read_run
 from omniqual.engine.targets import PreparedModel, config_file_paths
+from omniqual.evidence.artifacts import artifact_path
+from omniqual.evidence.store import read_run
 from omniqual.specs.campaign import load_campaign
 from tests.fakes.projects import make_project
 

@@ -11,7 +11,7 @@ import pytest
 from omniqual.domain.provenance import UNKNOWN
 from omniqual.engine.served_identity import ServedIdentity
 from omniqual.engine.single_gate import run_single_gate
-from omniqual.engine.store import read_run
+from omniqual.evidence.store import read_run
 from tests.fakes import checks
 from tests.fakes.projects import make_project
 

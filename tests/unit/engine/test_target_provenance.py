@@ -12,8 +12,8 @@ from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe
 from omniqual.engine.campaign import run_campaign
 from omniqual.engine.served_identity import ServedIdentity
-from omniqual.engine.store import read_run
 from omniqual.engine.targets import TargetMismatch, launched_provenance, prepare_model
+from omniqual.evidence.store import read_run
 from omniqual.specs.campaign import load_campaign
 from tests.fakes import checks
 from tests.fakes.projects import make_project

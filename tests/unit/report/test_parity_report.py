@@ -21,7 +21,7 @@ from omniqual.domain.gate import GateSpec
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.store import RunWriter
 from omniqual.report.render import render_run_report
 from omniqual.report.run_views import RunEvidence
 from tests.fakes.evidence import FINGERPRINT

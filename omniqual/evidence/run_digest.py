@@ -1,7 +1,7 @@
 """The columnar per-run digest (``digest.npz``): what compile reads instead of the journal.
 
 It holds, for every result in the journal and in journal order, only what compile reads (the
-fields of :class:`~omniqual.engine.digest.ResultDigest`) as numpy arrays: strings are codes into
+fields of :class:`~omniqual.evidence.digest.ResultDigest`) as numpy arrays: strings are codes into
 one table per digest, reasons and limitations codes into a table of distinct tuples (failures
 repeat theirs), artifacts offsets into a flat array of codes, times epoch microseconds plus the
 UTC offset. It is a cache: the journal stays the source of truth. The digest records the
@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import REVISION_FIELDS
 from omniqual.domain.result import RESULT_SCHEMA_VERSION, GateResult
-from omniqual.engine.digest import ArtifactDigest, ProvenanceDigest, ResultDigest
+from omniqual.evidence.digest import ArtifactDigest, ProvenanceDigest, ResultDigest
 
 DIGEST_NAME = "digest.npz"
 FORMAT = 1

@@ -1,6 +1,6 @@
 """Compile from run digests, part one: the results on planned rows and the latest of each bucket.
 
-The semantics are those of :func:`omniqual.engine.compile.compile_matrix` over the same results in
+The semantics are those of :func:`omniqual.compile.matrix.compile_matrix` over the same results in
 the same order: per planned row, results fall in buckets the rule table cannot tell apart except
 by time (gate, version, spec hash, revisions with unknown read as None, conclusive and not
 startup-only); the latest of a bucket (on a tie, the later one read) stands for it with the
@@ -17,7 +17,7 @@ import numpy.typing as npt
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import REVISION_FIELDS
 from omniqual.domain.rules import UNKNOWN_VALUES
-from omniqual.engine.run_digest import GATE, OUTCOME, REVISIONS, ROW, RUN, SPEC, RunDigest
+from omniqual.evidence.run_digest import GATE, OUTCOME, REVISIONS, ROW, RUN, SPEC, RunDigest
 
 Ints = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from omniqual.domain.outcomes import GateOutcome as O
-from omniqual.engine.run_digest import CODE_COLUMNS, DIGEST_NAME, RunDigest
-from omniqual.engine.store import RunWriter
-from omniqual.engine.verify import verify_run
+from omniqual.evidence.run_digest import CODE_COLUMNS, DIGEST_NAME, RunDigest
+from omniqual.evidence.store import RunWriter
+from omniqual.evidence.verify import verify_run
 from tests.fakes.evidence import record_run, result
 
 ROW = "model=m;task=t2i;quantization=none;hardware=cpu"

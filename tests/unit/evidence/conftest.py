@@ -10,7 +10,7 @@ from omniqual.domain.evidence import Artifact
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import EnvironmentFingerprint
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.store import RunWriter
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ import pytest
 
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import EnvironmentFingerprint, RunSummary
-from omniqual.engine import journal as journal_module
-from omniqual.engine.artifacts import ARTIFACTS_DIR
-from omniqual.engine.durable import TEMP_PREFIX
-from omniqual.engine.store import (
+from omniqual.evidence import journal as journal_module
+from omniqual.evidence.artifacts import ARTIFACTS_DIR
+from omniqual.evidence.durable import TEMP_PREFIX
+from omniqual.evidence.store import (
     RunWriter,
     StoreError,
     artifact_path,

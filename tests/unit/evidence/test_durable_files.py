@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from omniqual.engine.durable import TEMP_PREFIX, remove_stale_temp_files, write_atomic
+from omniqual.evidence.durable import TEMP_PREFIX, remove_stale_temp_files, write_atomic
 
 
 def test_write_atomic_replaces_the_file_and_leaves_no_temp_file(tmp_path: Path) -> None:

@@ -2,9 +2,9 @@
 
 Layout of ``<root>/<run_id>/``::
 
-    journal.jsonl        append-only records (the source of truth; see omniqual.engine.journal)
+    journal.jsonl        append-only records (the source of truth; see omniqual.evidence.journal)
     run.json             RunSummary, written atomically when the run finishes (a convenience)
-    digest.npz           the results as columns, for compile (a cache; see engine.run_digest)
+    digest.npz           the results as columns, for compile (a cache; see run_digest)
     artifacts/<sha256>   content-addressed evidence files, each published atomically
 
 A run directory appears under its final name only once its journal holds the run-started record
@@ -33,17 +33,17 @@ from omniqual.domain.run import (
     RunStarted,
     RunSummary,
 )
-from omniqual.engine.artifacts import ARTIFACTS_DIR, artifact_path, store_bytes, store_file
-from omniqual.engine.digest_files import write_digest
-from omniqual.engine.durable import (
+from omniqual.evidence.artifacts import ARTIFACTS_DIR, artifact_path, store_bytes, store_file
+from omniqual.evidence.digest_files import write_digest
+from omniqual.evidence.durable import (
     fsync_dir,
     remove_stale_temp_files,
     write_all,
     write_atomic,
 )
-from omniqual.engine.errors import StoreError
-from omniqual.engine.journal import JOURNAL_NAME, JournalAppender, encode_record
-from omniqual.engine.run_reader import (
+from omniqual.evidence.errors import StoreError
+from omniqual.evidence.journal import JOURNAL_NAME, JournalAppender, encode_record
+from omniqual.evidence.run_reader import (
     RunContents,
     find_runs,
     iter_results,

@@ -5,10 +5,10 @@ from pathlib import Path
 
 from omniqual.domain.outcomes import GateOutcome as O
 from omniqual.domain.provenance import Provenance
-from omniqual.engine.digest import iter_digests
-from omniqual.engine.digest_files import current_digest, load_current
-from omniqual.engine.run_digest import DIGEST_NAME, RunDigest
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.digest import iter_digests
+from omniqual.evidence.digest_files import current_digest, load_current
+from omniqual.evidence.run_digest import DIGEST_NAME, RunDigest
+from omniqual.evidence.store import RunWriter
 from tests.fakes.evidence import FINGERPRINT, record_run, result
 
 ROW = "model=m;task=t2i;quantization=none;hardware=cpu"

@@ -18,12 +18,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from omniqual.domain.run import RunSummary
-from omniqual.engine.artifacts import ARTIFACTS_DIR
-from omniqual.engine.digest_files import check_digest
-from omniqual.engine.durable import TEMP_PREFIX
-from omniqual.engine.errors import StoreError
-from omniqual.engine.journal import JOURNAL_NAME
-from omniqual.engine.run_reader import RunContents, read_journal, verify_artifacts
+from omniqual.evidence.artifacts import ARTIFACTS_DIR
+from omniqual.evidence.digest_files import check_digest
+from omniqual.evidence.durable import TEMP_PREFIX
+from omniqual.evidence.errors import StoreError
+from omniqual.evidence.journal import JOURNAL_NAME
+from omniqual.evidence.run_reader import RunContents, read_journal, verify_artifacts
 
 SUMMARY_NAME = "run.json"
 

@@ -16,19 +16,7 @@ from datetime import datetime
 
 import numpy as np
 
-from omniqual.domain.matrix import CompiledMatrix, CompiledRow, EvidenceRef
-from omniqual.domain.outcomes import GateOutcome
-from omniqual.domain.rules import CurrentGate, EvidenceItem, RowRequirements
-from omniqual.engine.compile import (
-    LEGACY_STARTUP,
-    Held,
-    build_row,
-    derive_template,
-    finish_matrix,
-    requirements_of,
-    target_revisions,
-)
-from omniqual.engine.compile_columns import (
+from omniqual.compile.columns import (
     K_GATE,
     K_OUTCOME,
     K_RUN,
@@ -42,9 +30,20 @@ from omniqual.engine.compile_columns import (
     gather,
     winners,
 )
-from omniqual.engine.construct import constructor
-from omniqual.engine.run_digest import to_datetime
-from omniqual.specs.matrix import LoadedMatrix
+from omniqual.compile.construct import constructor
+from omniqual.compile.matrix import (
+    LEGACY_STARTUP,
+    Held,
+    build_row,
+    derive_template,
+    finish_matrix,
+    requirements_of,
+    target_revisions,
+)
+from omniqual.domain.matrix import CompiledMatrix, CompiledRow, EvidenceRef, LoadedMatrix
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.rules import CurrentGate, EvidenceItem, RowRequirements
+from omniqual.evidence.run_digest import to_datetime
 
 _REF = constructor(
     EvidenceRef,
@@ -236,7 +235,7 @@ class _Maker:
             d = self._digests[n].digest
             result_id = d.ids[id_lo[i] : id_hi[i]].decode()
             # Every value is a str (or a tuple of them) read from a digest of validated
-            # results: no validation (see engine.construct).
+            # results: no validation (see construct).
             out.append(_REF(
                 run_id=runs[i], result_id=result_id, gate_id=gates[i],
                 outcome=outcomes[i], artifacts=tuple(flat[first[i] : first[i + 1]]),

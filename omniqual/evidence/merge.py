@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omniqual.engine.artifacts import ARTIFACTS_DIR, artifact_path, store_file
-from omniqual.engine.durable import fsync_dir, write_atomic
-from omniqual.engine.errors import StoreError
-from omniqual.engine.journal import JOURNAL_NAME
-from omniqual.engine.run_reader import RunContents, find_runs, read_journal
-from omniqual.engine.verify import SUMMARY_NAME, verify_run
+from omniqual.evidence.artifacts import ARTIFACTS_DIR, artifact_path, store_file
+from omniqual.evidence.durable import fsync_dir, write_atomic
+from omniqual.evidence.errors import StoreError
+from omniqual.evidence.journal import JOURNAL_NAME
+from omniqual.evidence.run_reader import RunContents, find_runs, read_journal
+from omniqual.evidence.verify import SUMMARY_NAME, verify_run
 
 LOGS_DIR = "logs"
 

@@ -16,7 +16,7 @@ from omniqual.domain.evidence import Artifact
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import EnvironmentFingerprint
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.store import RunWriter
 
 ENVIRONMENT = EnvironmentFingerprint(
     hostname_hash="0" * 64,

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from omniqual.domain.result import GateResult
-from omniqual.engine import migrations
-from omniqual.engine.journal import JournalReader, encode_record
-from omniqual.engine.store import RunWriter, StoreError, read_run
+from omniqual.evidence import migrations
+from omniqual.evidence.journal import JournalReader, encode_record
+from omniqual.evidence.store import RunWriter, StoreError, read_run
 
 MakeResult = Callable[..., GateResult]
 

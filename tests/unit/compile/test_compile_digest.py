@@ -12,20 +12,26 @@ from pathlib import Path
 
 import pytest
 
+from omniqual.compile import classes as compile_classes
+from omniqual.compile.classes import compile_digests
+from omniqual.compile.collect import collect_digests, collect_results
+from omniqual.compile.matrix import compile_matrix
 from omniqual.domain.axes import AxisCatalog
 from omniqual.domain.evidence import Artifact
-from omniqual.domain.matrix import CompiledMatrix, LimitedSpec, MatrixDefinition, RowSpec
+from omniqual.domain.matrix import (
+    CompiledMatrix,
+    LimitedSpec,
+    LoadedMatrix,
+    MatrixDefinition,
+    PlannedRow,
+    RowSpec,
+)
 from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
 from omniqual.domain.rules import CurrentGate
-from omniqual.engine import compile_classes
-from omniqual.engine.compile import compile_matrix
-from omniqual.engine.compile_classes import compile_digests
-from omniqual.engine.matrix_service import collect_digests, collect_results
-from omniqual.engine.run_digest import DIGEST_NAME
-from omniqual.engine.store import RunWriter
-from omniqual.specs.matrix import LoadedMatrix, PlannedRow
+from omniqual.evidence.run_digest import DIGEST_NAME
+from omniqual.evidence.store import RunWriter
 from tests.fakes.evidence import FINGERPRINT
 
 GATES = ("contract", "load", "ff", "soak")
@@ -163,8 +169,8 @@ def test_rows_alike_but_for_the_order_of_their_times_derive_apart(tmp_path: Path
 
 
 def test_unvalidated_records_equal_validated_ones_and_dump_the_same() -> None:
+    from omniqual.compile.construct import constructor
     from omniqual.domain.matrix import CompiledRow, EvidenceRef
-    from omniqual.engine.construct import constructor
 
     ref = {"run_id": "r", "result_id": "i", "gate_id": "g", "outcome": "passed",
            "artifacts": ("a" * 64,), "link": "runs/r/journal.jsonl#i"}  # fmt: skip

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import RESULT_SCHEMA_VERSION
 from omniqual.domain.run import JOURNAL_SCHEMA_VERSION, ResultRecorded
-from omniqual.engine.journal import JOURNAL_NAME, JournalReader, parse_record
-from omniqual.engine.run_reader import find_runs
+from omniqual.evidence.journal import JOURNAL_NAME, JournalReader, parse_record
+from omniqual.evidence.run_reader import find_runs
 
 _VIEW = ConfigDict(extra="ignore", frozen=True)
 

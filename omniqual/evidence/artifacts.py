@@ -10,8 +10,8 @@ import os
 import re
 from pathlib import Path
 
-from omniqual.engine.durable import publish, temp_file_in, write_all
-from omniqual.engine.errors import StoreError
+from omniqual.evidence.durable import publish, temp_file_in, write_all
+from omniqual.evidence.errors import StoreError
 
 ARTIFACTS_DIR = "artifacts"
 _CHUNK = 1 << 20

@@ -7,7 +7,7 @@ import pytest
 
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import EnvironmentFingerprint
-from omniqual.engine.store import (
+from omniqual.evidence.store import (
     RunWriter,
     StoreError,
     artifact_path,

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from omniqual.domain.result import GateResult
-from omniqual.engine.digest import ResultDigest, iter_digests
-from omniqual.engine.durable import write_atomic
-from omniqual.engine.journal import JOURNAL_NAME
-from omniqual.engine.run_digest import (
+from omniqual.evidence.digest import ResultDigest, iter_digests
+from omniqual.evidence.durable import write_atomic
+from omniqual.evidence.journal import JOURNAL_NAME
+from omniqual.evidence.run_digest import (
     DIGEST_NAME,
     FORMAT,
     DigestBuilder,

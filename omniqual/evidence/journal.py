@@ -29,9 +29,9 @@ from omniqual.domain.run import (
     RunFinished,
     RunStarted,
 )
-from omniqual.engine.durable import write_all
-from omniqual.engine.errors import StoreError
-from omniqual.engine.migrations import NoMigrationError, TooNewError, upgrade_journal_record
+from omniqual.evidence.durable import write_all
+from omniqual.evidence.errors import StoreError
+from omniqual.evidence.migrations import NoMigrationError, TooNewError, upgrade_journal_record
 
 logger = logging.getLogger(__name__)
 

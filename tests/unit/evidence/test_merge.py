@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from omniqual.domain.outcomes import GateOutcome as O
-from omniqual.engine.evidence_merge import MergeConflict, merge_evidence
-from omniqual.engine.run_reader import find_runs, iter_results
-from omniqual.engine.store import RunWriter
-from omniqual.engine.verify import verify_run
+from omniqual.evidence.merge import MergeConflict, merge_evidence
+from omniqual.evidence.run_reader import find_runs, iter_results
+from omniqual.evidence.store import RunWriter
+from omniqual.evidence.verify import verify_run
 from tests.fakes.evidence import FINGERPRINT, record_run, result
 
 ROW = "model=m;task=t2i;quantization=none;hardware=cpu"

@@ -14,9 +14,9 @@ from pathlib import Path
 from omniqual.domain.evidence import Artifact
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import ArtifactStored, ResultRecorded, RunFinished, RunStarted
-from omniqual.engine.artifacts import artifact_path, check_artifact
-from omniqual.engine.errors import StoreError
-from omniqual.engine.journal import JOURNAL_NAME, AnyRecord, JournalReader
+from omniqual.evidence.artifacts import artifact_path, check_artifact
+from omniqual.evidence.errors import StoreError
+from omniqual.evidence.journal import JOURNAL_NAME, AnyRecord, JournalReader
 
 logger = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from omniqual.engine.artifacts import ARTIFACTS_DIR
-from omniqual.engine.store import RunWriter, read_run, verify_artifacts
+from omniqual.evidence.artifacts import ARTIFACTS_DIR
+from omniqual.evidence.store import RunWriter, read_run, verify_artifacts
 
 CHILD = Path(__file__).with_name("journal_writer_child.py")
 ROUNDS = 40

@@ -8,7 +8,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from omniqual.domain.matrix import CompiledMatrix, CompiledRow, EvidenceRef
+from omniqual.compile.construct import constructor
+from omniqual.domain.matrix import (
+    CompiledMatrix,
+    CompiledRow,
+    EvidenceRef,
+    LoadedMatrix,
+    PlannedRow,
+)
 from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.provenance import REVISION_FIELDS, Provenance
 from omniqual.domain.result import GateResult
@@ -20,9 +27,7 @@ from omniqual.domain.rules import (
     RowRequirements,
     derive_state,
 )
-from omniqual.engine.construct import constructor
-from omniqual.engine.digest import ProvenanceDigest, ResultDigest
-from omniqual.specs.matrix import LoadedMatrix, PlannedRow
+from omniqual.evidence.digest import ProvenanceDigest, ResultDigest
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +201,7 @@ _ROW = constructor(CompiledRow, {
 @dataclass(frozen=True, slots=True)
 class RowTemplate:
     """A row's derivation, with its evidence as positions in the row's held list: rows whose
-    held lists agree in everything the rule table reads share one (see compile_classes)."""
+    held lists agree in everything the rule table reads share one (see classes)."""
 
     state: CellState
     reasons: tuple[str, ...]

@@ -6,14 +6,14 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from omniqual.compile.matrix import LocatedResult, compile_matrix
 from omniqual.domain.matrix import CompiledRow
 from omniqual.domain.outcomes import CellState
 from omniqual.domain.outcomes import GateOutcome as O
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
-from omniqual.engine.compile import LocatedResult, compile_matrix
 from omniqual.engine.matrix_service import ProjectMatrix, compile_from_dirs, load_project_matrix
-from omniqual.engine.store import RunWriter
+from omniqual.evidence.store import RunWriter
 from tests.fakes.evidence import FINGERPRINT, result
 
 MINI = Path(__file__).resolve().parents[2] / "data" / "mini-project"
