@@ -1,6 +1,15 @@
-"""Turn engine events into a rich progress display and one line per finished gate."""
+"""Turn engine events into what a person or a log reads while a run goes on.
+
+On a terminal (stderr): rich progress bars with the time left, and a line per finished gate.
+For a log: plain lines (:mod:`omniqual.cli.plain`) with a heartbeat at least once a minute, on
+stdout when stdout is not a terminal and ``--json`` is off (``make qualify > log`` keeps them),
+else on stderr when stderr is not a terminal; each line goes to one stream only. With
+``--json``, stdout carries nothing but one JSON object per result."""
 
 import json
+import threading
+import time
+from collections.abc import Callable
 from types import TracebackType
 
 from rich.console import Console
@@ -13,6 +22,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from omniqual.cli.heartbeat import HEARTBEAT_S, Heartbeat
+from omniqual.cli.plain import PlainLines, clock, time_left
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.engine.events import (
@@ -25,6 +36,7 @@ from omniqual.engine.events import (
     TargetReady,
     TargetStarting,
 )
+from omniqual.engine.run_progress import RunProgress
 
 STYLE = {
     GateOutcome.PASSED: "green",
@@ -53,56 +65,110 @@ def result_json(result: GateResult) -> str:
     return json.dumps(data, sort_keys=True)
 
 
-class ConsoleObserver:
-    """Progress on stderr; with ``as_json`` one JSON line per result on stdout."""
+def _line(console: Console, text: str) -> None:
+    """``text`` as one line of the console's stream, as it is (no markup, wrapping or colour)."""
+    console.file.write(text + "\n")
+    console.file.flush()
 
-    def __init__(self, *, as_json: bool = False, quiet: bool = False) -> None:
-        self.out = Console(highlight=False, soft_wrap=True)
-        self.err = Console(stderr=True, highlight=False)
+
+def plain_stream(*, out_terminal: bool, err_terminal: bool, as_json: bool) -> str | None:
+    """Where plain lines go: ``stdout``, ``stderr``, or nowhere (both are terminals)."""
+    if not out_terminal and not as_json:
+        return "stdout"
+    return None if err_terminal else "stderr"
+
+
+class ConsoleObserver:
+    """Bars or plain lines as the streams allow; with ``as_json`` JSON results on stdout."""
+
+    def __init__(
+        self, *, as_json: bool = False, quiet: bool = False, out: Console | None = None,
+        err: Console | None = None, clock: Callable[[], float] = time.monotonic,
+        heartbeat_s: float = HEARTBEAT_S,
+    ) -> None:  # fmt: skip
+        self.out = out or Console(highlight=False, soft_wrap=True)
+        self.err = err or Console(stderr=True, highlight=False)
         self.as_json = as_json
+        self.clock = clock
+        self.began = clock()
+        self.run = RunProgress()
+        self.lines = PlainLines(self.run)
+        where = plain_stream(out_terminal=self.out.is_terminal,
+                             err_terminal=self.err.is_terminal, as_json=as_json)  # fmt: skip
+        self.plain = {"stdout": self.out, "stderr": self.err}.get(where or "")
+        self.heartbeat = Heartbeat(self._beat, interval_s=heartbeat_s, clock=clock)
         self.progress = Progress(
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
             console=self.err, transient=True, disable=quiet or not self.err.is_terminal,
         )  # fmt: skip
         self._task: TaskID | None = None
+        self._lock = threading.Lock()
 
     def __enter__(self) -> "ConsoleObserver":
         self.progress.start()
+        if self.plain is not None:
+            self.heartbeat.start()
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:  # fmt: skip
+        self.heartbeat.stop()
         self.progress.stop()
 
     def __call__(self, event: EngineEvent) -> None:
+        now = self.clock()
+        with self._lock:
+            self.run.observe(event, now)
+            if self.plain is not None:
+                text = self.lines.text(event, now)
+                if text is not None:
+                    self._say(text, now)
+            self._bars(event, now)
+            if isinstance(event, GateFinished) and self.as_json:
+                _line(self.out, result_json(event.result))
+
+    def _say(self, text: str, now: float) -> None:
+        assert self.plain is not None
+        _line(self.plain, f"[{clock(now - self.began)}] {text}")
+        self.heartbeat.said(now)
+
+    def _beat(self, now: float) -> None:
+        with self._lock:
+            if self.plain is not None:
+                self._say(self.lines.heartbeat(now), now)
+
+    def _bars(self, event: EngineEvent, now: float) -> None:
+        """The terminal's view: bars, and (when no plain line is written) a line per event."""
+        left = time_left(self.run.left(now))
+        if isinstance(event, GateStarted):
+            self._task = self.progress.add_task(f"{event.gate} on {event.row[:60]} · {left}",
+                                                total=None)  # fmt: skip
+        elif isinstance(event, GateProgress) and self._task is not None:
+            total = 1.0 if event.fraction is not None else None
+            described = f"{event.gate}: {event.message[:60]} · {left}"
+            self.progress.update(self._task, description=described,
+                                 completed=event.fraction or 0, total=total)  # fmt: skip
+        elif isinstance(event, GateFinished) and self._task is not None:
+            self.progress.remove_task(self._task)
+            self._task = None
+        if self.plain is not None:
+            return
         if isinstance(event, TargetStarting):
             self.err.print(f"starting target [bold]{event.recipe}[/] ...")
         elif isinstance(event, TargetReady):
-            self.err.print(f"target [bold]{event.recipe}[/] ready at {event.url}")
+            after = f" after {event.seconds:.1f} s" if event.seconds is not None else ""
+            self.err.print(f"target [bold]{event.recipe}[/] ready at {event.url}{after}")
         elif isinstance(event, TargetLost):
             self.err.print(f"[yellow]target [bold]{event.recipe}[/] stopped answering after "
                            f"{event.after_gate} (see its result); relaunching[/]")  # fmt: skip
-        elif isinstance(event, GateStarted):
-            self._task = self.progress.add_task(f"{event.gate} on {event.row[:60]}", total=None)
-        elif isinstance(event, GateProgress) and self._task is not None:
-            total = 1.0 if event.fraction is not None else None
-            self.progress.update(self._task, description=f"{event.gate}: {event.message[:60]}",
-                                 completed=event.fraction or 0, total=total)  # fmt: skip
         elif isinstance(event, GateSkippedAsDone):
             self.err.print(f"[dim]already recorded: {event.gate} on {event.row}[/]")
-        elif isinstance(event, GateFinished):
-            if self._task is not None:
-                self.progress.remove_task(self._task)
-                self._task = None
-            self._finished(event.result)
-
-    def _finished(self, result: GateResult) -> None:
-        if self.as_json:
-            self.out.print(result_json(result), markup=False)
-            return
-        style = STYLE[result.outcome]
-        self.err.print(f"[{style}]{result.outcome.value:>7}[/] {result.gate_id} on {result.row}")
-        for reason in result.reasons[:8]:
-            self.err.print(f"         - {reason}", markup=False)
+        elif isinstance(event, GateFinished) and not self.as_json:
+            result = event.result
+            style = STYLE[result.outcome]
+            self.err.print(f"[{style}]{result.outcome.value:>7}[/] {result.gate_id} on "
+                           f"{result.row} [dim]· {left}[/]")  # fmt: skip
+            for reason in result.reasons[:8]:
+                self.err.print(f"         - {reason}", markup=False)

@@ -35,6 +35,7 @@ from omniqual.engine.events import (
 from omniqual.engine.gate_runner import GateJob, run_gate
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
 from omniqual.engine.plan import PlannedGate, done_keys, is_done, launch_groups, make_plan
+from omniqual.engine.planned import plan_ready
 from omniqual.engine.preflight import validate_before_contact
 from omniqual.engine.references import ReferenceBook, ReferencePool
 from omniqual.engine.targets import (
@@ -141,12 +142,14 @@ async def run_plan(
     Recipes whose serve configurations normalize to the same one share one launch. Where the
     time went (start-ups, gates) is written to the run as ``timing.json``."""
     done = done_keys(writer.results)
+    groups = launch_groups([recipe for recipe, _ in work], urls)
+    observe(plan_ready(work, groups, done, urls))
     skipped = 0
     base = base_provenance()
     recorder = timing.TimingRecorder(writer.run_id)
     with timing.recording(recorder):
         async with ReferencePool(references or ReferenceBook({}), writer, base, urls) as pool:
-            for group in launch_groups([recipe for recipe, _ in work], urls):
+            for group in groups:
                 members: list[tuple[LoadedRecipe, list[PlannedGate]]] = []
                 for position in group:
                     recipe, items = work[position]
@@ -248,7 +251,7 @@ class _GroupRun:
     ) -> None:  # fmt: skip
         if target.identity is not None:
             check_serves_rows(target.identity, lead.recipe, [i.row for _, i in remaining])
-        self.observe(TargetReady(lead.recipe.id, target.info.url or "", 0.0))
+        self.observe(TargetReady(lead.recipe.id, target.info.url or "", target.startup_s))
         while remaining:
             recipe, item = remaining.pop(0)
             info, provenance = target.info, target.provenance

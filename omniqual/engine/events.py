@@ -7,6 +7,27 @@ from omniqual.domain.result import GateResult
 
 
 @dataclass(frozen=True, slots=True)
+class PlannedItem:
+    """One gate on one row that a run is about to do."""
+
+    gate: str
+    kind: str
+    """The gate's check kind (what a duration prior is chosen by)."""
+    row: str
+    recipe: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlanReady:
+    """What a run will do, once the gates a resumed run already recorded are set aside."""
+
+    items: tuple[PlannedItem, ...]
+    launches: int
+    """Launches of a target the items need (a deployment given by URL is never launched)."""
+    skipped_as_done: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class TargetStarting:
     recipe: str
 
@@ -15,7 +36,8 @@ class TargetStarting:
 class TargetReady:
     recipe: str
     url: str
-    seconds: float
+    seconds: float | None
+    """The launch's time to ready; None for a deployment given by URL (nothing was started)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +74,8 @@ class GateSkippedAsDone:
 
 
 EngineEvent = (
-    TargetStarting
+    PlanReady
+    | TargetStarting
     | TargetReady
     | TargetLost
     | GateStarted

@@ -203,6 +203,8 @@ class ServedTarget:
     configs: tuple[Artifact, ...] = ()
     """The config files the launch's argv names, stored (role ``deploy-config``): every gate
     result served by this launch carries them."""
+    startup_s: float | None = None
+    """A launch's measured time to ready (None for a deployment given by URL)."""
 
 
 @asynccontextmanager
@@ -249,7 +251,8 @@ async def served(
             temp_dirs=(temp_dir,), label=f"{recipe.id} @ {target.url}",
         )  # fmt: skip
         configs = store_deploy_configs(writer, target.command)
-        yield ServedTarget(info, launched_provenance(prepared, target.command), configs=configs)
+        yield ServedTarget(info, launched_provenance(prepared, target.command), configs=configs,
+                           startup_s=target.time_to_ready_s)  # fmt: skip
     finally:
         await asyncio.to_thread(stop, target)
         timing.launch_stopped(handle)

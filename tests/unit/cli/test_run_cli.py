@@ -1,6 +1,7 @@
 """``omniqual run`` and ``omniqual gate run`` as a user runs them (scripted checks, no sockets)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,27 @@ def test_run_writes_reports_and_fails_on_a_failed_gate(project: Path) -> None:
     }
     assert "planted fault" in (project / "j.xml").read_text()
     assert "validated" in (project / "out" / "matrix.md").read_text()
+
+
+def test_run_into_a_log_prints_plain_progress_and_json_keeps_stdout_to_itself(
+    project: Path,
+) -> None:
+    stamp = re.compile(r"^\[\d\d:\d\d\] ", re.MULTILINE)
+    result = runner.invoke(app, ["run", "c.yaml", "-o", "out"])  # stdout and stderr: no terminal
+    assert result.exit_code == 1, result.output
+    assert all(stamp.match(line) for line in result.stdout.splitlines())
+    lines = [stamp.sub("", line) for line in result.stdout.splitlines()]
+    assert lines[0].startswith("plan: 3 gates, 0 launches; ~")
+    t2v = "model=m;task=t2v;quantization=none;hardware=cpu"
+    assert f"gate bad on {t2v}: started (3/3)" in lines
+    assert any(line.startswith(f"gate bad on {t2v}: failed in ")
+               and line.endswith(" left) - planted fault") for line in lines)  # fmt: skip
+    assert not stamp.search(result.stderr)
+    as_json = runner.invoke(app, ["run", "c.yaml", "-o", "out", "--json"])
+    assert [json.loads(line)["gate"] for line in as_json.stdout.splitlines()] == [
+        "good", "good", "bad"
+    ]  # fmt: skip
+    assert "gate bad on" in as_json.stderr
 
 
 def test_report_policy_exits_zero_with_findings(project: Path) -> None:

@@ -1,0 +1,92 @@
+"""The time a run has left: pure arithmetic over what remains of its plan and the durations
+measured so far.
+
+A gate is expected to take the mean of its own measured durations, else of its kind's, else a
+conservative prior for its kind (:data:`GATE_PRIORS_S`); a launch the mean measured start-up,
+else :data:`STARTUP_PRIOR_S`. What is running counts for what it has left of that (never less
+than nothing). Until anything at all was measured the figure is priors only, and says so."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from omniqual.engine.events import PlannedItem
+
+GATE_PRIORS_S: Mapping[str, float] = MappingProxyType({
+    "api_contract": 240.0,
+    "strict_load": 90.0,
+    "fails_fast": 120.0,
+    "fails_fast_request": 60.0,
+    "soak": 600.0,
+    "abort": 180.0,
+    "candidate_parity": 300.0,
+    "reference_parity": 600.0,
+    "offload_sweep": 900.0,
+})  # fmt: skip
+"""Seconds a gate of each built-in check kind is assumed to take before one was measured
+(on the slow side: an estimate that falls is better news than one that climbs)."""
+DEFAULT_GATE_PRIOR_S = 300.0
+"""A check kind without a prior of its own (a third-party kind)."""
+STARTUP_PRIOR_S = 120.0
+"""A target's time to ready before one was measured."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """Durations measured so far in this run, in seconds."""
+
+    by_gate: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    by_kind: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    startups: Sequence[float] = ()
+
+    def any(self) -> bool:
+        return bool(self.startups) or any(self.by_kind.values()) or any(self.by_gate.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Remaining:
+    """What a run has not finished: gates and launches not begun, and what is under way."""
+
+    gates: Sequence[PlannedItem]
+    launches: int
+    running: PlannedItem | None = None
+    running_s: float = 0.0
+    """How long the running gate has run."""
+    launching_s: float | None = None
+    """How long a launch under way has been starting (None: none is)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    seconds: float
+    estimating: bool
+    """Nothing measured yet: the figure is priors only."""
+
+
+def _mean(values: Sequence[float] | None) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def gate_seconds(item: PlannedItem, measured: Measured) -> float:
+    """What one gate is expected to take."""
+    for mean in (_mean(measured.by_gate.get(item.gate)), _mean(measured.by_kind.get(item.kind))):
+        if mean is not None:
+            return mean
+    return GATE_PRIORS_S.get(item.kind, DEFAULT_GATE_PRIOR_S)
+
+
+def startup_seconds(measured: Measured) -> float:
+    """What one launch is expected to take until ready."""
+    mean = _mean(measured.startups)
+    return STARTUP_PRIOR_S if mean is None else mean
+
+
+def estimate_left(remaining: Remaining, measured: Measured) -> Estimate:
+    seconds = sum(gate_seconds(item, measured) for item in remaining.gates)
+    startup = startup_seconds(measured)
+    seconds += max(0, remaining.launches) * startup
+    if remaining.running is not None:
+        seconds += max(0.0, gate_seconds(remaining.running, measured) - remaining.running_s)
+    if remaining.launching_s is not None:
+        seconds += max(0.0, startup - remaining.launching_s)
+    return Estimate(seconds, estimating=not measured.any())

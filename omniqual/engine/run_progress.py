@@ -1,0 +1,94 @@
+"""Where a run stands, folded from its engine events: what is planned, begun and finished, what
+is under way and since when, the durations measured so far, and from those the time left
+(:mod:`omniqual.engine.eta`). Pure: whoever feeds it events passes the clock's reading."""
+
+from dataclasses import dataclass, replace
+
+from omniqual.engine.eta import Estimate, Measured, Remaining, estimate_left
+from omniqual.engine.events import (
+    EngineEvent,
+    GateFinished,
+    GateProgress,
+    GateStarted,
+    PlannedItem,
+    PlanReady,
+    TargetReady,
+    TargetStarting,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """A gate running on a row, or a launch of a recipe starting."""
+
+    name: str
+    row: str
+    since: float
+    note: str = ""
+    """The gate's latest progress message."""
+
+
+class RunProgress:
+    def __init__(self) -> None:
+        self.planned = 0
+        self.planned_launches = 0
+        self.started = 0
+        self.finished = 0
+        self.launches_started = 0
+        self.gate: Activity | None = None
+        self.launch: Activity | None = None
+        self._pending: list[PlannedItem] = []
+        self._running: PlannedItem | None = None
+        self._by_gate: dict[str, list[float]] = {}
+        self._by_kind: dict[str, list[float]] = {}
+        self._startups: list[float] = []
+        self._has_plan = False
+
+    def observe(self, event: EngineEvent, now: float) -> None:
+        if isinstance(event, PlanReady):
+            self._has_plan = True
+            self.planned += len(event.items)
+            self.planned_launches += event.launches
+            self._pending.extend(event.items)
+        elif isinstance(event, TargetStarting):
+            self.launches_started += 1
+            self.launch = Activity(event.recipe, "", now)
+        elif isinstance(event, TargetReady):
+            if event.seconds is not None:
+                self._startups.append(event.seconds)
+            self.launch = None
+        elif isinstance(event, GateStarted):
+            self.started += 1
+            self.gate = Activity(event.gate, event.row, now)
+            self._running = self._take(event.gate, event.row)
+        elif isinstance(event, GateProgress) and self.gate is not None:
+            self.gate = replace(self.gate, note=event.message)
+        elif isinstance(event, GateFinished):
+            result = event.result
+            seconds = max(0.0, result.duration_s)
+            self._by_gate.setdefault(result.gate_id, []).append(seconds)
+            self._by_kind.setdefault(result.gate_kind, []).append(seconds)
+            self.finished += 1
+            self.gate, self._running = None, None
+
+    def _take(self, gate: str, row: str) -> PlannedItem | None:
+        for position, item in enumerate(self._pending):
+            if item.gate == gate and item.row == row:
+                return self._pending.pop(position)
+        return None
+
+    def measured(self) -> Measured:
+        return Measured(self._by_gate, self._by_kind, self._startups)
+
+    def left(self, now: float) -> Estimate | None:
+        """The time left; None before the plan is known."""
+        if not self._has_plan:
+            return None
+        remaining = Remaining(
+            gates=self._pending,
+            launches=max(0, self.planned_launches - self.launches_started),
+            running=self._running,
+            running_s=now - self.gate.since if self.gate is not None else 0.0,
+            launching_s=now - self.launch.since if self.launch is not None else None,
+        )
+        return estimate_left(remaining, self.measured())

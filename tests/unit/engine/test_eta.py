@@ -1,0 +1,60 @@
+"""The time left of a run, from hand-made plans and measurements (exact seconds)."""
+
+from omniqual.engine.eta import (
+    DEFAULT_GATE_PRIOR_S,
+    GATE_PRIORS_S,
+    STARTUP_PRIOR_S,
+    Measured,
+    Remaining,
+    estimate_left,
+    gate_seconds,
+)
+from omniqual.engine.events import PlannedItem
+
+
+def item(gate: str, kind: str, row: str = "task=t2i") -> PlannedItem:
+    return PlannedItem(gate, kind, row, "live")
+
+
+CONTRACT = item("api-contract", "api_contract")
+SOAK = item("soak", "soak")
+THIRD_PARTY = item("mine", "my_kind")
+
+
+def test_before_any_measurement_the_priors_are_summed_and_the_figure_says_estimating() -> None:
+    left = estimate_left(Remaining([CONTRACT, SOAK, THIRD_PARTY], launches=2), Measured())
+    assert GATE_PRIORS_S["api_contract"] == 240.0 and GATE_PRIORS_S["soak"] == 600.0
+    assert (DEFAULT_GATE_PRIOR_S, STARTUP_PRIOR_S) == (300.0, 120.0)
+    assert left.seconds == 240.0 + 600.0 + 300.0 + 2 * 120.0
+    assert left.estimating
+
+
+def test_a_gate_takes_its_own_mean_then_its_kinds_then_the_prior() -> None:
+    measured = Measured(by_gate={"api-contract": [10.0, 20.0]},
+                        by_kind={"api_contract": [100.0], "soak": [50.0, 70.0]})  # fmt: skip
+    assert gate_seconds(CONTRACT, measured) == 15.0
+    assert gate_seconds(item("api-contract-2", "api_contract"), measured) == 100.0
+    assert gate_seconds(SOAK, measured) == 60.0
+    assert gate_seconds(THIRD_PARTY, measured) == DEFAULT_GATE_PRIOR_S
+
+
+def test_remaining_gates_and_launches_use_the_measured_means() -> None:
+    measured = Measured(by_gate={"api-contract": [10.0, 20.0]}, by_kind={"soak": [80.0]},
+                        startups=[30.0, 50.0])  # fmt: skip
+    left = estimate_left(Remaining([CONTRACT, CONTRACT, SOAK], launches=3), measured)
+    assert left.seconds == 15.0 * 2 + 80.0 + 3 * 40.0
+    assert not left.estimating
+
+
+def test_what_is_under_way_counts_for_what_it_has_left_and_never_below_nothing() -> None:
+    measured = Measured(by_kind={"soak": [100.0]}, startups=[60.0])
+    under_way = Remaining([], launches=0, running=SOAK, running_s=30.0, launching_s=45.0)
+    assert estimate_left(under_way, measured).seconds == 70.0 + 15.0
+    overdue = Remaining([], launches=0, running=SOAK, running_s=130.0, launching_s=90.0)
+    assert estimate_left(overdue, measured).seconds == 0.0
+
+
+def test_one_measured_start_up_is_enough_to_stop_estimating() -> None:
+    left = estimate_left(Remaining([SOAK], launches=-1), Measured(startups=[12.0]))
+    assert left.seconds == 600.0  # relaunches past the plan never make the figure negative
+    assert not left.estimating
