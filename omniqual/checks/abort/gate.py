@@ -75,12 +75,27 @@ async def _calibrate(
         solo = sorted(seen[1:])[len(seen[1:]) // 2]
         rounds.append({"steps": shape.steps, "solo_s": solo})
         driver.solo_s = solo
-        if solo >= params.min_service_s or shape.steps is None or shape.steps >= params.max_steps:
+        steps = _resized_steps(shape.steps, solo, params)
+        if steps is None:
             break
-        steps = min(params.max_steps, math.ceil(shape.steps * params.min_service_s / solo * 1.2))
         shape = shape.model_copy(update={"steps": steps})
     info = {"calibration": rounds, "solo_s": driver.solo_s, "steps": shape.steps}
     return driver, [], info
+
+
+def _resized_steps(steps: int | None, solo: float, params: AbortParams) -> int | None:
+    """The steps the next calibration round tries, or None when ``solo`` is in the window:
+    longer until ``min_service_s`` (cuts land mid-denoise), shorter past ``max_service_s`` (a
+    slow host cuts a shorter request; the cuts are timed from the calibrated solo run)."""
+    if steps is None:
+        return None
+    longest = params.max_service_s
+    if longest is not None and solo > longest and steps > params.min_steps:
+        target = (params.min_service_s + longest) / 2
+        return max(params.min_steps, math.floor(steps * target / solo))
+    if solo >= params.min_service_s or steps >= params.max_steps:
+        return None
+    return min(params.max_steps, math.ceil(steps * params.min_service_s / solo * 1.2))
 
 
 async def _cases(driver: AbortDriver, params: AbortParams) -> list[Case]:

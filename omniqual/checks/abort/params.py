@@ -17,6 +17,13 @@ class AbortParams(CheckParams):
         default_factory=lambda: ShapeSpec(name="abort", width=256, height=256, steps=16)
     )
     min_service_s: float = Field(default=0.6, gt=0)
+    max_service_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Sized to the host: a solo run longer than this takes fewer steps (down to "
+        "min_steps), so a slow host cuts a shorter request instead of waiting on every cut.",
+    )
+    min_steps: int = Field(default=2, gt=0)
     max_steps: int = Field(default=200, gt=0)
     calibration_repeats: int = Field(default=2, ge=1)
     points: dict[str, float] = Field(
