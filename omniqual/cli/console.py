@@ -64,7 +64,8 @@ class ConsoleObserver:
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
             console=self.err, transient=True, disable=quiet or not self.err.is_terminal,
         )  # fmt: skip
-        self._task: TaskID | None = None
+        # One bar per running gate: launch groups may run gates at once (--jobs).
+        self._tasks: dict[tuple[str, str], TaskID] = {}
 
     def __enter__(self) -> "ConsoleObserver":
         self.progress.start()
@@ -85,17 +86,22 @@ class ConsoleObserver:
             self.err.print(f"[yellow]target [bold]{event.recipe}[/] stopped answering after "
                            f"{event.after_gate} (see its result); relaunching[/]")  # fmt: skip
         elif isinstance(event, GateStarted):
-            self._task = self.progress.add_task(f"{event.gate} on {event.row[:60]}", total=None)
-        elif isinstance(event, GateProgress) and self._task is not None:
-            total = 1.0 if event.fraction is not None else None
-            self.progress.update(self._task, description=f"{event.gate}: {event.message[:60]}",
-                                 completed=event.fraction or 0, total=total)  # fmt: skip
+            task = self.progress.add_task(f"{event.gate} on {event.row[:60]}", total=None)
+            self._tasks[(event.gate, event.row)] = task
+        elif isinstance(event, GateProgress):
+            # Progress names its gate, not its row: the latest running gate of that id.
+            task_id = next((t for (g, _), t in reversed(self._tasks.items()) if g == event.gate),
+                           None)  # fmt: skip
+            if task_id is not None:
+                total = 1.0 if event.fraction is not None else None
+                self.progress.update(task_id, description=f"{event.gate}: {event.message[:60]}",
+                                     completed=event.fraction or 0, total=total)  # fmt: skip
         elif isinstance(event, GateSkippedAsDone):
             self.err.print(f"[dim]already recorded: {event.gate} on {event.row}[/]")
         elif isinstance(event, GateFinished):
-            if self._task is not None:
-                self.progress.remove_task(self._task)
-                self._task = None
+            done = self._tasks.pop((event.result.gate_id, event.result.row), None)
+            if done is not None:
+                self.progress.remove_task(done)
             self._finished(event.result)
 
     def _finished(self, result: GateResult) -> None:
