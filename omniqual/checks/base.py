@@ -133,7 +133,12 @@ class CheckOutcome:
 class Check(Protocol):
     """A check kind. ``params_model`` validates the gate spec's ``params`` block; ``needs``
     says what the engine must provide: a served target (``server``), only the checkpoint
-    (``checkpoint``), or launch attempts of a recipe (``launches``)."""
+    (``checkpoint``), or launch attempts of a recipe (``launches``).
+
+    A kind whose findings are timings or memory figures (soak, abort, offload-sweep, fails-fast)
+    also sets ``measures: ClassVar[bool] = True``: a campaign run with ``--jobs`` then runs it
+    with nothing of another launch group running beside it. Kinds without it measure nothing
+    the host's load could move (see :func:`omniqual.checks.registry.measures`)."""
 
     kind: ClassVar[str]
     params_model: ClassVar[type[CheckParams]]

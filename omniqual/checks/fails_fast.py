@@ -139,6 +139,7 @@ class FailsFastCheck:
     kind: ClassVar[str] = "fails_fast"
     params_model: ClassVar[type[CheckParams]] = FailsFastParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
+    measures: ClassVar[bool] = True  # times the refusal against its deadline
 
     async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
         assert isinstance(params, FailsFastParams)
@@ -328,6 +329,7 @@ class FailsFastRequestCheck:
     kind: ClassVar[str] = "fails_fast_request"
     params_model: ClassVar[type[CheckParams]] = FailsFastRequestParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
+    measures: ClassVar[bool] = True  # times the refusal against its deadline
 
     async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
         assert isinstance(params, FailsFastRequestParams)

@@ -41,3 +41,9 @@ def resolve(kind: str) -> type[Check]:
     module_name, _, attr = target.partition(":")
     cls: type[Check] = getattr(importlib.import_module(module_name), attr)
     return cls
+
+
+def measures(check: type[Check]) -> bool:
+    """Whether ``check`` measures time or memory, so it must have the host to itself (its
+    ``measures`` class attribute; a kind that does not say measures nothing)."""
+    return bool(getattr(check, "measures", False))

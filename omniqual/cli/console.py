@@ -101,7 +101,8 @@ class ConsoleObserver:
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
             console=self.err, transient=True, disable=quiet or not self.err.is_terminal,
         )  # fmt: skip
-        self._task: TaskID | None = None
+        # One bar per running gate: launch groups may run gates at once (--jobs).
+        self._tasks: dict[tuple[str, str], TaskID] = {}
         self._lock = threading.Lock()
 
     def __enter__(self) -> "ConsoleObserver":
@@ -143,16 +144,22 @@ class ConsoleObserver:
         """The terminal's view: bars, and (when no plain line is written) a line per event."""
         left = time_left(self.run.left(now))
         if isinstance(event, GateStarted):
-            self._task = self.progress.add_task(f"{event.gate} on {event.row[:60]} · {left}",
-                                                total=None)  # fmt: skip
-        elif isinstance(event, GateProgress) and self._task is not None:
-            total = 1.0 if event.fraction is not None else None
-            described = f"{event.gate}: {event.message[:60]} · {left}"
-            self.progress.update(self._task, description=described,
-                                 completed=event.fraction or 0, total=total)  # fmt: skip
-        elif isinstance(event, GateFinished) and self._task is not None:
-            self.progress.remove_task(self._task)
-            self._task = None
+            task = self.progress.add_task(f"{event.gate} on {event.row[:60]} · {left}",
+                                          total=None)  # fmt: skip
+            self._tasks[(event.gate, event.row)] = task
+        elif isinstance(event, GateProgress):
+            # Progress names its gate, not its row: the latest running gate of that id.
+            task_id = next((t for (g, _), t in reversed(self._tasks.items()) if g == event.gate),
+                           None)  # fmt: skip
+            if task_id is not None:
+                total = 1.0 if event.fraction is not None else None
+                described = f"{event.gate}: {event.message[:60]} · {left}"
+                self.progress.update(task_id, description=described,
+                                     completed=event.fraction or 0, total=total)  # fmt: skip
+        elif isinstance(event, GateFinished):
+            done = self._tasks.pop((event.result.gate_id, event.result.row), None)
+            if done is not None:
+                self.progress.remove_task(done)
         if self.plain is not None:
             return
         if isinstance(event, TargetStarting):

@@ -76,7 +76,9 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
             if isinstance(exc, _store_errors()):
                 raise fail(Exit.USAGE, str(exc)) from None
             if isinstance(exc, _target_errors()):
-                raise fail(Exit.TARGET, str(exc)) from None
+                # Notes name what else failed beside it (other launch groups under --jobs).
+                said = "\n".join([str(exc), *getattr(exc, "__notes__", ())])
+                raise fail(Exit.TARGET, said) from None
             raise
 
     return wrapper

@@ -126,18 +126,26 @@ def run_command(
     strict: bool = typer.Option(
         False, "--strict", help="Exit 1 when a gate failed (default: the campaign's policy)."
     ),
+    jobs: str = typer.Option(
+        "1", "--jobs", "-j",
+        help="Launch groups run at once: a number, or auto (as many as the host's GPUs, else "
+        "its cores, hold); each gets devices of its own, and gates that measure time or memory "
+        "run alone. 1: one after another.",
+    ),
 ) -> None:
     """Run a campaign, compile its matrix and render the evidence report."""
     from omniqual.cli.outputs import write_reports
     from omniqual.deploy.reaper import install_signal_handlers
     from omniqual.engine.campaign import run_campaign
+    from omniqual.engine.resources import parse_jobs
     from omniqual.specs.campaign import load_campaign
 
+    count = parse_jobs(jobs)
     loaded = load_campaign(campaign)
     install_signal_handlers()  # servers launched from worker threads stop on SIGTERM too
     with ConsoleObserver(as_json=as_json) as observer:
         outcome = asyncio.run(
-            run_campaign(loaded, command=sys.argv, resume=resume, observe=observer)
+            run_campaign(loaded, command=sys.argv, resume=resume, observe=observer, jobs=count)
         )
     written = write_reports(outcome, loaded, output)
     if junit is not None:

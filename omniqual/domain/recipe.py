@@ -11,6 +11,9 @@ bare ``--name``; ``False`` and ``None`` leave the flag out). Three kinds exist:
 
 ``expect: rejects`` marks a combination known to fail at startup; ``expected_error`` is a regex
 the server log must match, so a fail-fast gate can record it as evidence.
+
+``devices`` and ``cores`` say what one launch occupies, for campaigns run with ``--jobs``; they
+are scheduling, not serving configuration, so they are in no serve-config fingerprint.
 """
 
 import re
@@ -128,6 +131,16 @@ class LaunchRecipe(BaseModel):
     expect: Expectation = Expectation.SERVES
     expected_error: str | None = Field(default=None, description="Regex the log must match.")
     notes: str = ""
+    devices: int | None = Field(
+        default=None, ge=1,
+        description="GPUs one launch uses: with --jobs, each launch group running at once gets "
+        "this many devices of its own (CUDA_VISIBLE_DEVICES). Unset: the whole host's.",
+    )  # fmt: skip
+    cores: int | None = Field(
+        default=None, ge=1,
+        description="CPU cores one launch keeps busy on a host without GPUs, for --jobs "
+        "(unset: 2, a server's engine and API processes).",
+    )  # fmt: skip
 
     @field_validator("flags")
     @classmethod
@@ -182,6 +195,8 @@ class LaunchRecipe(BaseModel):
                 problems.append("a url recipe launches nothing: no command/flags/env/pipeline")
             if self.expect is Expectation.REJECTS:
                 problems.append("a url recipe cannot expect a startup rejection")
+            if self.devices is not None or self.cores is not None:
+                problems.append("a url recipe occupies nothing here: no devices/cores")
         if self.expect is Expectation.REJECTS and not self.expected_error:
             problems.append("expect: rejects needs `expected_error` (a regex over the server log)")
         if self.expect is Expectation.SERVES and self.expected_error:
@@ -219,7 +234,8 @@ class RecipeOverrideError(ValueError):
 
 
 _NESTED = {"flags", "env", "row", "readiness", "stop"}
-_TOP = {"model", "url", "pipeline", "description", "notes", "expect", "expected_error"}
+_TOP = {"model", "url", "pipeline", "description", "notes", "expect", "expected_error",
+        "devices", "cores"}  # fmt: skip
 
 
 def parse_scalar(text: str) -> FlagValue:

@@ -7,7 +7,7 @@ fault) are not redone."""
 import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,7 +25,6 @@ from omniqual.domain.result import GateResult
 from omniqual.engine import timing
 from omniqual.engine.campaign_scope import mark_left_out
 from omniqual.engine.events import (
-    GateSkippedAsDone,
     Observer,
     TargetLost,
     TargetReady,
@@ -33,11 +32,14 @@ from omniqual.engine.events import (
     ignore,
 )
 from omniqual.engine.gate_runner import GateJob, run_gate
+from omniqual.engine.host_share import launch_env, off_loop, sharing_host
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
-from omniqual.engine.plan import PlannedGate, done_keys, is_done, launch_groups, make_plan
+from omniqual.engine.plan import PlannedGate, done_keys, launch_groups, make_plan
 from omniqual.engine.planned import plan_ready
 from omniqual.engine.preflight import validate_before_contact
 from omniqual.engine.references import ReferenceBook, ReferencePool
+from omniqual.engine.resources import Jobs
+from omniqual.engine.scheduler import LaunchGroup, pending_groups, run_groups
 from omniqual.engine.targets import (
     PreparedModel,
     ServedTarget,
@@ -81,6 +83,7 @@ async def run_campaign(
     command: Sequence[str],
     resume: Path | None = None,
     observe: Observer = ignore,
+    jobs: Jobs = 1,
 ) -> CampaignOutcome:
     project_matrix = load_project_matrix(loaded.matrix_path)
     recipes = load_recipes(project_matrix.project.runners)
@@ -100,7 +103,7 @@ async def run_campaign(
         skipped = await run_plan(
             work, writer, root=project_matrix.project.root, command=command, observe=observe,
             seed=loaded.campaign.seed, urls=loaded.campaign.targets,
-            references=ReferenceBook.of(project_matrix, recipes),
+            references=ReferenceBook.of(project_matrix, recipes), jobs=jobs,
         )  # fmt: skip
         results = writer.results
     compiled = compile_from_dirs(project_matrix, [loaded.evidence_root], None)
@@ -134,36 +137,34 @@ async def run_plan(
     urls: Mapping[str, str] | None = None,
     references: ReferenceBook | None = None,
     server_pid: int | None = None,
+    jobs: Jobs = 1,
 ) -> int:
     """Run every planned gate not already in ``writer``'s journal; return how many were skipped.
     With ``references``, a check may have another row's deployment served as its baseline.
     ``server_pid`` is the process of a URL deployment on this host, when the user names it.
 
-    Recipes whose serve configurations normalize to the same one share one launch. Where the
-    time went (start-ups, gates) is written to the run as ``timing.json``."""
+    Recipes whose serve configurations normalize to the same one share one launch; ``jobs``
+    launch groups run at once (``auto``: as many as the host holds; see the scheduler). Where
+    the time went (start-ups, gates) is written to the run as ``timing.json``."""
     done = done_keys(writer.results)
-    groups = launch_groups([recipe for recipe, _ in work], urls)
-    observe(plan_ready(work, groups, done, urls))
-    skipped = 0
+    observe(plan_ready(work, launch_groups([recipe for recipe, _ in work], urls), done, urls))
+    groups, skipped = pending_groups(work, urls, done, observe)
     base = base_provenance()
+    book = references or ReferenceBook({})
     recorder = timing.TimingRecorder(writer.run_id)
     with timing.recording(recorder):
-        async with ReferencePool(references or ReferenceBook({}), writer, base, urls) as pool:
-            for group in groups:
-                members: list[tuple[LoadedRecipe, list[PlannedGate]]] = []
-                for position in group:
-                    recipe, items = work[position]
-                    for item in items:
-                        if is_done(item, done):
-                            skipped += 1
-                            observe(GateSkippedAsDone(item.gate.spec.id, str(item.row)))
-                    todo = [item for item in items if not is_done(item, done)]
-                    if todo:
-                        members.append((recipe, todo))
-                if members:
-                    url = (urls or {}).get(members[0][0].recipe.id)
-                    run = _GroupRun(writer, base, root, command, observe, seed, pool, server_pid)
-                    await run.group(members, url)
+        async with ReferencePool(book, writer, base, urls) as pool:
+
+            async def run_group(group: LaunchGroup) -> None:
+                async with AsyncExitStack() as stack:
+                    own = pool
+                    if sharing_host():  # a group's reference runs on its devices, ends with it
+                        tagged = ReferencePool(book, writer, base, urls, tag=group.lead.recipe.id)
+                        own = await stack.enter_async_context(tagged)
+                    run = _GroupRun(writer, base, root, command, observe, seed, own, server_pid)
+                    await run.group(group.members, group.url)
+
+            await run_groups(groups, run_group, jobs=jobs)
         timing.write_timing(writer, recorder.snapshot())
     return skipped
 
@@ -182,9 +183,9 @@ class _GroupRun:
     async def group(self, members: list[tuple[LoadedRecipe, list[PlannedGate]]],
                     url: str | None) -> None:  # fmt: skip
         """One launch (of the first member's recipe) serves every member's online gates."""
-        prepared = {
+        prepared = await off_loop(lambda: {
             r.recipe.id: prepare_model(r.recipe, self.base, r.directory) for r, _ in members
-        }
+        }, "preparation")  # fmt: skip
         beside: list[tuple[LoadedRecipe, PlannedGate]] = []
         online: list[tuple[LoadedRecipe, PlannedGate]] = []
         for recipe, items in members:
@@ -319,7 +320,7 @@ async def launched_point(
     try:
         target = await asyncio.to_thread(
             launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
-            name=f"point-{writer.run_id}-{recipe.id}",
+            name=f"point-{writer.run_id}-{recipe.id}", extra_env=launch_env(),
         )  # fmt: skip
     except LaunchError as exc:
         timing.launch_ended(handle, exc.elapsed_s, ready=False)

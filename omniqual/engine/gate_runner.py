@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from omniqual.checks.base import (
+    Check,
     CheckContext,
     CheckOutcome,
     CheckParams,
@@ -20,7 +21,7 @@ from omniqual.checks.base import (
     ServedReference,
     TargetInfo,
 )
-from omniqual.checks.registry import resolve
+from omniqual.checks.registry import measures, resolve
 from omniqual.checks.workload_budget import budget_measurement, budget_spent
 from omniqual.client.client import OmniClient
 from omniqual.domain.axes import RowKey
@@ -30,6 +31,7 @@ from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe
 from omniqual.domain.redaction import redact_command
 from omniqual.domain.result import GateResult
+from omniqual.engine import host_share
 from omniqual.engine.events import GateFinished, GateProgress, GateStarted, Observer, ignore
 from omniqual.evidence.store import RunWriter
 from omniqual.specs.gates import LoadedGate
@@ -77,7 +79,6 @@ async def run_gate(
     spec = job.gate.spec
     params = check_params(job.gate)
     check = resolve(spec.kind)()
-    observe(GateStarted(spec.id, str(job.row)))
     target = job.target
 
     def make_client() -> OmniClient:
@@ -105,26 +106,15 @@ async def run_gate(
         progress=progressed,
         seed=seed,
     )
-    started = datetime.now(UTC)
-    error: ErrorInfo | None = None
-    try:
-        # Only a gate that talks to a server already up is stopped where it is: one that
-        # launches servers (in threads) calibrates against its budget instead.
-        if spec.budget_s is None or check.needs != "server":
-            outcome = await check.run(ctx, params)
-        else:
-            outcome = await asyncio.wait_for(check.run(ctx, params), spec.budget_s)
-    except TimeoutError:
-        # The check was stopped where it was (its launches and clients close as they unwind).
-        reason = budget_spent(spec.budget_s or 0.0, *last[0])
-        outcome = CheckOutcome(
-            GateOutcome.INVALID, (reason,), measurements=(budget_measurement(spec.budget_s or 0),)
-        )
-    except Exception as exc:  # a harness fault is recorded as data, never lost
-        error = ErrorInfo(
-            type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc()
-        )
-        outcome = CheckOutcome(GateOutcome.ERRORED, (f"{type(exc).__name__}: {exc}",))
+    # Beside other launch groups (--jobs), a gate is an activity on the shared host; one that
+    # measures time or memory waits for the host to itself and keeps it until it ends.
+    recipe = target.recipe.id if target.recipe is not None else None
+    async with host_share.activity(f"{spec.id} on {job.row}", recipe=recipe,
+                                   exclusive=measures(type(check))) as held:  # fmt: skip
+        observe(GateStarted(spec.id, str(job.row)))
+        started = datetime.now(UTC)
+        outcome, error = await _checked(check, ctx, params, last)
+        placement = host_share.evidence(held)
     result = GateResult(
         result_id=uuid.uuid4().hex,
         run_id=writer.run_id,
@@ -141,7 +131,7 @@ async def run_gate(
         target=target.label or target.url or "",
         command=redact_command(command),
         requested=dict(outcome.requested),
-        effective=dict(outcome.effective),
+        effective={**outcome.effective, **placement},
         measurements=outcome.measurements,
         artifacts=(*outcome.artifacts, *job.artifacts),
         cases=outcome.cases,
@@ -153,3 +143,28 @@ async def run_gate(
     writer.record(result)
     observe(GateFinished(result))
     return result
+
+
+async def _checked(
+    check: Check, ctx: CheckContext, params: CheckParams, last: list[tuple[str, float | None]]
+) -> tuple[CheckOutcome, ErrorInfo | None]:
+    """The check's outcome; a spent budget is invalid and an escaped exception errored."""
+    spec = ctx.gate
+    try:
+        # Only a gate that talks to a server already up is stopped where it is: one that
+        # launches servers (in threads) calibrates against its budget instead.
+        if spec.budget_s is None or check.needs != "server":
+            return await check.run(ctx, params), None
+        return await asyncio.wait_for(check.run(ctx, params), spec.budget_s), None
+    except TimeoutError:
+        # The check was stopped where it was (its launches and clients close as they unwind).
+        reason = budget_spent(spec.budget_s or 0.0, *last[0])
+        outcome = CheckOutcome(
+            GateOutcome.INVALID, (reason,), measurements=(budget_measurement(spec.budget_s or 0),)
+        )
+        return outcome, None
+    except Exception as exc:  # a harness fault is recorded as data, never lost
+        error = ErrorInfo(
+            type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc()
+        )
+        return CheckOutcome(GateOutcome.ERRORED, (f"{type(exc).__name__}: {exc}",)), error

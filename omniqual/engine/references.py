@@ -60,7 +60,10 @@ class ReferencePool:
         writer: RunWriter,
         base: Provenance,
         urls: Mapping[str, str] | None = None,
+        tag: str = "",
     ) -> None:
+        """``tag`` (a launch group's) keeps this pool's launches apart from another pool's."""
+        self._tag = tag
         self._book = book
         self._writer = writer
         self._base = base
@@ -91,7 +94,7 @@ class ReferencePool:
         stack = AsyncExitStack()
         url = self._urls.get(recipe.id)
         target = await stack.enter_async_context(
-            served(loaded, prepared, self._writer, url, role="reference")
+            served(loaded, prepared, self._writer, url, role="reference", tag=self._tag)
         )
         self._stack = stack
         info = target.info

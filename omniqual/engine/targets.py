@@ -28,7 +28,7 @@ from omniqual.domain.evidence import Artifact
 from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.redaction import redact_command, scrub_text
-from omniqual.engine import served_identity, timing
+from omniqual.engine import host_share, served_identity, timing
 from omniqual.evidence.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe
 
@@ -210,10 +210,11 @@ class ServedTarget:
 @asynccontextmanager
 async def served(
     loaded: LoadedRecipe, prepared: PreparedModel, writer: RunWriter, url: str | None,
-    role: str = "", pid: int | None = None,
+    role: str = "", pid: int | None = None, tag: str = "",
 ) -> AsyncIterator[ServedTarget]:  # fmt: skip
     """A served target for the block: ``url`` if given, else the recipe launched. ``role``
-    (e.g. ``reference``) names a second launch of a recipe apart from the first (state, log)."""
+    (e.g. ``reference``) names a second launch of a recipe apart from the first (state, log);
+    ``tag`` (a launch group's) keeps apart launches of one recipe and role made at once."""
     recipe = loaded.recipe
     if url is not None or recipe.kind is RecipeKind.URL:
         base = url or recipe.url
@@ -226,7 +227,7 @@ async def served(
         info = TargetInfo(url=base, recipe=recipe, label=base, pid=pid)
         yield ServedTarget(info, identity.provenance(prepared.provenance), identity)
         return
-    stem = f"{recipe.id}-{role}" if role else recipe.id
+    stem = "-".join(part for part in (recipe.id, role, tag) if part)
     log_path = writer.run_dir / "logs" / f"{stem}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     # A private TMPDIR makes the server's temporary files observable: residue is a leak.
@@ -234,10 +235,14 @@ async def served(
     handle = timing.launch_started(recipe.id, "reference" if role == "reference" else "target")
     began = time.monotonic()
     try:
-        target = await asyncio.to_thread(
-            launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
-            name=f"run-{writer.run_id}-{stem}", extra_env={"TMPDIR": str(temp_dir)},
-        )  # fmt: skip
+        # Beside other launch groups (--jobs), a start-up is an activity on the shared host,
+        # on the devices given to this group.
+        async with host_share.activity("start-up", recipe=recipe.id):
+            target = await asyncio.to_thread(
+                launch, recipe, model=prepared.model, log_path=log_path,
+                recipe_dir=loaded.directory, name=f"run-{writer.run_id}-{stem}",
+                extra_env={"TMPDIR": str(temp_dir), **host_share.launch_env()},
+            )  # fmt: skip
     except BaseException:
         timing.launch_ended(handle, time.monotonic() - began, ready=False)
         timing.launch_stopped(handle)
@@ -270,6 +275,7 @@ async def attempt_launch(
     startup = await asyncio.to_thread(
         probe_startup, recipe, model=prepared.model, log_path=log_path,
         recipe_dir=loaded.directory, name=f"probe-{writer.run_id}-{recipe.id}",
+        extra_env=host_share.launch_env(),
     )  # fmt: skip
     timing.launch_ended(handle, startup.elapsed_s, ready=startup.became_ready)
     timing.launch_stopped(handle)

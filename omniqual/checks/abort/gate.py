@@ -44,6 +44,7 @@ class AbortCheck:
     kind: ClassVar[str] = "abort"
     params_model: ClassVar[type[AbortParams]] = AbortParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
+    measures: ClassVar[bool] = True  # CPU time and step timing after a cut
 
     async def run(self, ctx: CheckContext, params: AbortParams) -> CheckOutcome:
         api_mode = ctx.row.get("api_mode")

@@ -38,6 +38,7 @@ class OffloadSweepCheck:
     kind: ClassVar[str] = "offload_sweep"
     params_model: ClassVar[type[CheckParams]] = OffloadSweepParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
+    measures: ClassVar[bool] = True  # latency and peak memory per point
 
     async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
         assert isinstance(params, OffloadSweepParams)

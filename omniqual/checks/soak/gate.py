@@ -67,6 +67,7 @@ class SoakCheck:
     kind: ClassVar[str] = "soak"
     params_model: ClassVar[type[SoakParams]] = SoakParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
+    measures: ClassVar[bool] = True  # latency percentiles and resource growth
 
     async def run(self, ctx: CheckContext, params: SoakParams) -> CheckOutcome:
         api_mode = ctx.row.get("api_mode")

@@ -5,9 +5,14 @@ import re
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
+from omniqual.cli.exits import user_errors
 from omniqual.cli.main import app
+from omniqual.deploy.launcher import LaunchError
+from omniqual.engine.resources import Host
+from omniqual.evidence.store import read_run
 from tests.fakes.projects import make_project
 
 runner = CliRunner()
@@ -127,3 +132,30 @@ def test_many_report_files_in_one_directory_are_said_as_one_line(
     lines = capsys.readouterr().err.splitlines()
     assert lines == [f"wrote {tmp_path / 'report.md'}", f"wrote {tmp_path / 'report.html'}",
                      f"wrote 20 files in {tmp_path / 'report-tables'}/"]  # fmt: skip
+
+
+def test_run_takes_jobs_and_refuses_a_bad_count(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = runner.invoke(app, ["run", "c.yaml", "-o", "out", "--jobs", "none"])
+    assert result.exit_code == 2 and "--jobs takes" in result.output
+    monkeypatch.setattr("omniqual.engine.scheduler.host_resources", lambda: Host(cores=8))
+    result = runner.invoke(app, ["run", "c.yaml", "-o", "out", "--jobs", "2", "--json"])
+    assert result.exit_code == 1, result.output  # the project's planted failure
+    (run_dir,) = (project / "runs").iterdir()
+    # Run as groups beside each other: each result says it ran alone (one group here).
+    assert all(r.effective["concurrent_with"] == [] for r in read_run(run_dir).results)
+
+
+def test_a_target_error_says_what_else_failed_beside_it(capsys: pytest.CaptureFixture[str]) -> None:
+    @user_errors
+    def failing() -> None:
+        exc = LaunchError("a: server exited with code 1", reason="exited", recipe_id="a")
+        exc.add_note("launch group b also failed: LaunchError: b: not ready within 9s")
+        raise exc
+
+    with pytest.raises(typer.Exit) as raised:
+        failing()
+    assert raised.value.exit_code == 3
+    said = capsys.readouterr().err
+    assert "a: server exited with code 1" in said and "launch group b also failed" in said

@@ -45,7 +45,7 @@ def test_a_reference_is_launched_once_per_row_and_stopped_at_the_end(
     @asynccontextmanager
     async def fake_served(
         loaded: LoadedRecipe, prepared: PreparedModel, writer: object, url: str | None,
-        role: str = "",
+        role: str = "", tag: str = "",
     ) -> AsyncIterator[ServedTarget]:  # fmt: skip
         events.append(f"up {loaded.recipe.id} as {role}")
         try:
