@@ -1,15 +1,16 @@
 """Run one gate on one row against one target and record the result as it happens."""
 
 import asyncio
+import json
 import traceback
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from omniqual.checks.base import (
     Check,
@@ -130,8 +131,8 @@ async def run_gate(
         # `unsupported_by`, so a second, per-result switch would only hide evidence.
         target=target.label or target.url or "",
         command=redact_command(command),
-        requested=dict(outcome.requested),
-        effective={**outcome.effective, **placement},
+        requested=json_ready(outcome.requested),
+        effective=json_ready({**outcome.effective, **placement}),
         measurements=outcome.measurements,
         artifacts=(*outcome.artifacts, *job.artifacts),
         cases=outcome.cases,
@@ -143,6 +144,13 @@ async def run_gate(
     writer.record(result)
     observe(GateFinished(result))
     return result
+
+
+def json_ready(values: Mapping[str, object]) -> dict[str, JsonValue]:
+    """``values`` as JSON values: a check's tuples become lists and anything else JSON has no
+    type for (a path) its text, so a settings record never costs the result it belongs to."""
+    loaded: dict[str, JsonValue] = json.loads(json.dumps(dict(values), default=str))
+    return loaded
 
 
 async def _checked(

@@ -16,6 +16,8 @@ class ScriptedParams(CheckParams):
     outcome: Literal["passed", "failed", "invalid", "raise"] = "passed"
     reason: str = ""
     hang: bool = False
+    effective_tuple: bool = False
+    """Report a tuple among the effective settings (as a careless check would)."""
     """Report progress, then wait until cancelled (a workload that never fits a budget)."""
 
 
@@ -38,4 +40,6 @@ class ScriptedCheck:
             name=f"{ctx.gate.id} log",
         )  # fmt: skip
         reasons = (params.reason,) if params.reason else ()
-        return CheckOutcome(GateOutcome(params.outcome), reasons, artifacts=(artifact,))
+        effective = {"command": ("python", "-m", "x")} if params.effective_tuple else {}
+        return CheckOutcome(GateOutcome(params.outcome), reasons, artifacts=(artifact,),
+                            effective=effective)  # type: ignore[arg-type]

@@ -145,7 +145,8 @@ class ReferenceParityCheck:
             if mismatches:
                 raise ReferenceDirError("; ".join(mismatches[:6]))
             return loaded.references, {
-                "reference_source": f"directory {directory}", "reference_command": manifest.command,
+                "reference_source": f"directory {directory}",
+                "reference_command": list(manifest.command),
                 "reference_versions": manifest.versions, "reference_device": manifest.device,
                 "reference_dtype": manifest.dtype, "reference_pipeline": manifest.pipeline_class,
                 "reference_scheduler": manifest.scheduler, "generator": manifest.generator,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import JsonValue, TypeAdapter
 
 from omniqual.checks.base import CheckContext, CheckOutcome
 from omniqual.checks.parity.reference import ReferenceParityCheck, ReferenceParityParams
@@ -164,6 +165,10 @@ def test_url_target_against_reference_directory_passes(tmp_path: Path) -> None:
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     assert runner.jobs == []  # nothing ran: the directory is the reference
     assert str(outcome.effective["reference_source"]).startswith("directory ")
+    # What the check says it used must be JSON as it is: a result is built from it (the
+    # manifest's command once came back a tuple and the URL path crashed recording it).
+    TypeAdapter(dict[str, JsonValue]).validate_python(dict(outcome.effective))
+    assert isinstance(outcome.effective["reference_command"], list)
 
 
 def test_reference_directory_whose_hashes_do_not_match_is_invalid(tmp_path: Path) -> None:
