@@ -1,11 +1,12 @@
 """``omniqual evidence verify RUN_DIR...`` and ``omniqual evidence merge DIR... -o DIR``.
 
 verify: is recorded evidence still what its journal says? Exit 0 when every run is intact, 1
-naming each mismatch, 2 when a path is neither a run directory nor a directory holding runs (a
-merged root is verified run by run). merge: gather the runs of CI agents into one run root;
-exit 1 for a conflict or damaged evidence (named), 2 for a path that holds no runs. The work
-lives in :mod:`omniqual.evidence.verify` and :mod:`omniqual.evidence.merge`; this module
-only formats it.
+naming each mismatch (a broken link in a journal's hash chain names its line; a journal written
+before chaining is at best "intact, but unchained"), 2 when a path is neither a run directory
+nor a directory holding runs (a merged root is verified run by run). merge: gather the runs of
+CI agents into one run root; exit 1 for a conflict or damaged evidence (named), 2 for a path
+that holds no runs. The work lives in :mod:`omniqual.evidence.verify` and
+:mod:`omniqual.evidence.merge`; this module only formats it.
 """
 
 import json
@@ -25,7 +26,7 @@ def verify_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per run."),
 ) -> None:
-    """Recompute every artifact's sha256 and check each journal's integrity."""
+    """Recompute every artifact's sha256 and check each journal's integrity and hash chain."""
     from omniqual.evidence.verify import NotARunDirectory, verify_runs
 
     try:
@@ -37,10 +38,12 @@ def verify_command(
             typer.echo(json.dumps({
                 "run_dir": str(run.run_dir), "run_id": run.run_id, "intact": run.intact,
                 "results": run.results, "artifacts_checked": run.artifacts_checked,
-                "problems": list(run.problems), "notes": list(run.notes),
+                "problems": list(run.problems), "notes": list(run.notes), "chain": run.chain,
             }, sort_keys=True))  # fmt: skip
             continue
         state = "intact" if run.intact else f"{len(run.problems)} problem(s)"
+        if run.intact and run.chain in ("unchained", "partly chained"):
+            state = f"intact, but {run.chain} (the journal predates chaining)"
         typer.echo(f"{run.run_dir}: {state} ({run.results} results,"
                    f" {run.artifacts_checked} artifacts hashed)")  # fmt: skip
         for problem in run.problems:

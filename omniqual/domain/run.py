@@ -1,4 +1,8 @@
-"""Run-level records: the environment fingerprint and the journal's record kinds."""
+"""Run-level records: the environment fingerprint and the journal's record kinds.
+
+Every journal record carries ``prev_sha256``, its link in the journal's hash chain (the chain
+itself is :mod:`omniqual.evidence.chain`); records written before chaining have none.
+"""
 
 from datetime import datetime
 from typing import Annotated, Literal
@@ -9,6 +13,11 @@ from omniqual.domain.evidence import Artifact
 from omniqual.domain.result import GateResult
 
 JOURNAL_SCHEMA_VERSION = 1
+
+_LINK = (
+    "sha256 of the journal line before this record (its exact bytes, newline included); 64 "
+    "zeros for the first record. None: written before the journal was chained."
+)
 
 
 class GpuInfo(BaseModel):
@@ -78,6 +87,7 @@ class RunStarted(BaseModel):
 
     schema_version: int = JOURNAL_SCHEMA_VERSION
     kind: Literal["run-started"] = "run-started"
+    prev_sha256: str | None = Field(default=None, description=_LINK)
     run_id: str
     at: datetime
     command: tuple[str, ...] = Field(description="argv, secrets redacted.")
@@ -90,6 +100,7 @@ class ResultRecorded(BaseModel):
 
     schema_version: int = JOURNAL_SCHEMA_VERSION
     kind: Literal["result"] = "result"
+    prev_sha256: str | None = Field(default=None, description=_LINK)
     result: GateResult
 
 
@@ -98,6 +109,7 @@ class ArtifactStored(BaseModel):
 
     schema_version: int = JOURNAL_SCHEMA_VERSION
     kind: Literal["artifact"] = "artifact"
+    prev_sha256: str | None = Field(default=None, description=_LINK)
     artifact: Artifact
 
 
@@ -106,6 +118,7 @@ class RunFinished(BaseModel):
 
     schema_version: int = JOURNAL_SCHEMA_VERSION
     kind: Literal["run-finished"] = "run-finished"
+    prev_sha256: str | None = Field(default=None, description=_LINK)
     run_id: str
     at: datetime
     status: Literal["completed", "interrupted", "failed"]

@@ -12,5 +12,6 @@ Its public face (import from the modules; this package re-exports nothing):
 * merge the runs of several evidence directories: ``merge.merge_evidence``;
 * the one error it raises: ``errors.StoreError``.
 
-The rest (``journal``, ``migrations``, ``durable``, ``digest``, ``run_digest``) is how it does it.
+The rest (``journal``, ``chain``, ``migrations``, ``durable``, ``digest``, ``run_digest``) is how
+it does it.
 """

@@ -5,6 +5,8 @@ followed by ``os.fsync``, so after a crash at most the final line is torn. The r
 line with pydantic's Rust JSON validator (the hot path when compiling a million results), falls
 back to ``json.loads`` only to upgrade older records or to explain a failure, tolerates a torn
 final line (reported, never fatal), and refuses a corrupt line anywhere else, naming file:line.
+The appender links each record to the line before it (the hash chain, see
+:mod:`omniqual.evidence.chain`), continuing from the last line on disk.
 """
 
 import fcntl
@@ -29,6 +31,7 @@ from omniqual.domain.run import (
     RunFinished,
     RunStarted,
 )
+from omniqual.evidence.chain import chain_head, line_sha256
 from omniqual.evidence.durable import write_all
 from omniqual.evidence.errors import StoreError
 from omniqual.evidence.migrations import NoMigrationError, TooNewError, upgrade_journal_record
@@ -55,6 +58,11 @@ def encode_record(record: BaseModel) -> bytes:
     return (text + "\n").encode()
 
 
+def encode_linked(record: AnyRecord, prev_sha256: str) -> bytes:
+    """The record's journal line, linked to the line before it (``prev_sha256``)."""
+    return encode_record(record.model_copy(update={"prev_sha256": prev_sha256}))
+
+
 class JournalAppender:
     """Appends records durably to one journal, holding an exclusive advisory lock on it."""
 
@@ -67,6 +75,7 @@ class JournalAppender:
             os.close(self._fd)
             raise StoreError(f"{path}: another process is writing this run") from None
         self._size = os.fstat(self._fd).st_size
+        self._head = chain_head(path, self._size)
         self._dirty = False
         self._mutex = threading.Lock()
 
@@ -76,14 +85,16 @@ class JournalAppender:
             os.ftruncate(self._fd, size)
             os.fsync(self._fd)
             self._size = size
+            self._head = chain_head(self.path, size)
             self._dirty = False
 
     def append(self, record: AnyRecord) -> None:
-        """Write one record as one line; returns only once the line is on stable storage."""
-        line = encode_record(record)
+        """Write one record as one line, linked to the line before it; returns only once the
+        line is on stable storage."""
         with self._mutex:
             if self._fd < 0:
                 raise StoreError(f"{self.path}: the journal is closed")
+            line = encode_linked(record, self._head)
             if self._dirty:
                 # A previous append was interrupted (e.g. KeyboardInterrupt mid-write): drop its
                 # partial line so it cannot end up torn in the middle of the journal.
@@ -92,6 +103,7 @@ class JournalAppender:
             write_all(self._fd, line)
             os.fsync(self._fd)
             self._size += len(line)
+            self._head = line_sha256(line)
             self._dirty = False
 
     def close(self) -> None:

@@ -103,7 +103,8 @@ def _read_source(run_dir: Path, notes: list[str]) -> _Source:
     if check.run_id is None:  # the journal is damaged before its end
         raise MergeConflict(f"{run_dir}: damaged evidence is not merged: {check.problems[0]}")
     contents, valid_size = read_journal(run_dir)
-    problems = [p for p in check.problems if not (contents.torn_tail and p.startswith("journal:"))]
+    torn = contents.problems[0] if contents.torn_tail else None
+    problems = [p for p in check.problems if torn is None or torn not in p]
     if problems:
         raise MergeConflict(
             f"{run_dir}: damaged evidence is not merged ({len(problems)} problem(s); "

@@ -2,7 +2,10 @@
 
 Format history of the journal record envelope (``JOURNAL_SCHEMA_VERSION``):
 
-1 - first version: run-started, result, artifact, run-finished records.
+1 - first version: run-started, result, artifact, run-finished records. Later additions are
+    optional fields with defaults: ``prev_sha256``, each record's link in the journal's hash
+    chain (absent = written before chaining: the record reads as ever, and verify says the
+    chain cannot vouch for it; see omniqual.evidence.chain).
 
 Format history of ``GateResult`` (``RESULT_SCHEMA_VERSION``):
 

@@ -34,6 +34,7 @@ from omniqual.domain.run import (
     RunSummary,
 )
 from omniqual.evidence.artifacts import ARTIFACTS_DIR, artifact_path, store_bytes, store_file
+from omniqual.evidence.chain import GENESIS
 from omniqual.evidence.digest_files import write_digest
 from omniqual.evidence.durable import (
     fsync_dir,
@@ -42,7 +43,7 @@ from omniqual.evidence.durable import (
     write_atomic,
 )
 from omniqual.evidence.errors import StoreError
-from omniqual.evidence.journal import JOURNAL_NAME, JournalAppender, encode_record
+from omniqual.evidence.journal import JOURNAL_NAME, JournalAppender, encode_linked
 from omniqual.evidence.run_reader import (
     RunContents,
     find_runs,
@@ -136,7 +137,7 @@ class RunWriter:
             (staging / ARTIFACTS_DIR).mkdir()
             fd = os.open(staging / JOURNAL_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
-                write_all(fd, encode_record(start))
+                write_all(fd, encode_linked(start, GENESIS))
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -160,8 +161,8 @@ class RunWriter:
         environment: EnvironmentFingerprint | None = None,
     ) -> "RunWriter":
         """Continue a run: cut a torn final line, drop stale temp files, append a run-started
-        record with ``resumed_from`` = the run id. Command and environment default to those
-        of the previous session."""
+        record with ``resumed_from`` = the run id, linked to the last record on disk (the chain
+        continues). Command and environment default to those of the previous session."""
         journal = JournalAppender(run_dir / JOURNAL_NAME) if _has_journal(run_dir) else None
         if journal is None:
             raise StoreError(f"{run_dir}: no {JOURNAL_NAME} here; not a run directory")

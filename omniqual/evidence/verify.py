@@ -1,7 +1,9 @@
 """Verifying recorded evidence after the fact: is a run directory still what its journal says?
 
 For each run it re-reads the journal (a corrupt line anywhere but the end is damage; a torn final
-line is reported as such: a writer stopped mid-write), recomputes the sha256 of every artifact
+line is reported as such: a writer stopped mid-write), checks its hash chain (the first record
+whose link does not match the line before it is damage, named by line; a journal written before
+chaining is a note, never vouched for by the chain), recomputes the sha256 of every artifact
 the journal records or a result references, hashes the files in ``artifacts/`` that the journal
 does not know (a file whose name is not its content hash is damage; a well-named one is what a
 crash between publication and journaling leaves, a note), and compares ``run.json`` with the
@@ -19,6 +21,7 @@ from pydantic import ValidationError
 
 from omniqual.domain.run import RunSummary
 from omniqual.evidence.artifacts import ARTIFACTS_DIR
+from omniqual.evidence.chain import ChainCheck, ChainState, check_chain
 from omniqual.evidence.digest_files import check_digest
 from omniqual.evidence.durable import TEMP_PREFIX
 from omniqual.evidence.errors import StoreError
@@ -47,6 +50,9 @@ class RunVerification:
     journal, a run.json that disagrees with the journal."""
     notes: tuple[str, ...] = ()
     """Findings that are not damage (e.g. an unjournaled artifact under its correct hash)."""
+    chain: ChainState = "empty"
+    """The journal's hash chain: "chained" (every record linked, each link matching), "broken",
+    "unchained" (written before chaining) or "partly chained" (an older run resumed since)."""
 
     @property
     def intact(self) -> bool:
@@ -70,22 +76,29 @@ def verify_runs(paths: Sequence[Path]) -> list[RunVerification]:
 def verify_run(run_dir: Path) -> RunVerification:
     """Verify one run directory (NotARunDirectory if it has no journal)."""
     require_run_dirs([run_dir])
+    journal = run_dir / JOURNAL_NAME
     try:
-        contents, _ = read_journal(run_dir)
+        contents, valid_size = read_journal(run_dir)
     except StoreError as exc:
         # The journal is damaged before its end: nothing it says can be trusted, so its
         # artifacts are not checked against it; the stored files are still hashed.
+        chain = check_chain(journal)
+        broken, _ = _chain_findings(journal, chain)
         problems, notes, hashed = _unjournaled(run_dir, set())
-        return RunVerification(run_dir, None, 0, hashed, (f"journal: {exc}", *problems),
-                               tuple(notes))  # fmt: skip
+        return RunVerification(run_dir, None, 0, hashed, (f"journal: {exc}", *broken, *problems),
+                               tuple(notes), chain.state)  # fmt: skip
     problems = list(contents.problems)
     if contents.torn_tail:
         problems[0] = f"journal: {problems[0]} (resume cuts it; the record it held is lost)"
+    chain = check_chain(journal, valid_size)
+    broken, chain_notes = _chain_findings(journal, chain)
+    problems += broken
     problems += verify_artifacts(run_dir)
     known = {a.sha256 for a in contents.artifacts}
     known |= {a.sha256 for r in contents.results for a in r.artifacts}
     stray, notes, hashed = _unjournaled(run_dir, known)
     problems += stray
+    notes = chain_notes + notes
     problems += _summary_problems(run_dir, contents)
     digest_problems, digest_notes = check_digest(run_dir, contents.results)
     problems += digest_problems
@@ -93,7 +106,24 @@ def verify_run(run_dir: Path) -> RunVerification:
     return RunVerification(
         run_dir=run_dir, run_id=contents.run_id, results=len(contents.results),
         artifacts_checked=len(known) + hashed, problems=tuple(problems), notes=tuple(notes),
+        chain=chain.state,
     )  # fmt: skip
+
+
+def _chain_findings(journal: Path, chain: ChainCheck) -> tuple[list[str], list[str]]:
+    """(problems, notes): the first broken link, or why the chain vouches for fewer records."""
+    if chain.broken is not None:
+        link = chain.broken
+        return [f"journal: {journal}:{link.line}: broken chain: {link.describe()}"], []
+    where = f"journal: {journal}:"
+    if chain.state == "unchained":
+        why = "no links, so an edit in place shows only against run.json and the digest"
+        return [], [f"{where} predates chaining: its {chain.records} records carry {why}"]
+    if chain.state == "partly chained":
+        covered = chain.records - chain.unchained
+        why = f"(the run was resumed by a newer omniqual); the chain covers the {covered} after"
+        return [], [f"{where} the first {chain.unchained} records predate chaining {why} them"]
+    return [], []
 
 
 def _unjournaled(run_dir: Path, known: set[str]) -> tuple[list[str], list[str], int]:

@@ -3,7 +3,8 @@
 Each round starts a child that creates (first round) or resumes the run and writes results and
 artifacts in a loop, printing each one only after the store call returned. The round kills it
 after a random delay, then checks: every acknowledged record is in the journal, at most the
-final line is torn (read_run raises otherwise), every journaled artifact is intact, and no file
+final line is torn (read_run raises otherwise), the hash chain holds up to it (each resume
+continued it from the last line on disk), every journaled artifact is intact, and no file
 under an artifact's final name has the wrong content. The next round's resume must succeed, also
 after some rounds tear off a partial final line, as a write cut short by a power loss would.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from omniqual.evidence.artifacts import ARTIFACTS_DIR
+from omniqual.evidence.chain import check_chain
 from omniqual.evidence.store import RunWriter, read_run, verify_artifacts
 
 CHILD = Path(__file__).with_name("journal_writer_child.py")
@@ -90,6 +92,8 @@ def test_no_acknowledged_record_is_lost_across_random_kills(tmp_path: Path) -> N
         assert len(result_ids) == len(set(result_ids))
         assert acked_results <= set(result_ids), f"round {round_no}: acknowledged result lost"
         assert acked_artifacts <= {a.sha256 for a in contents.artifacts}
+        chain = check_chain(run_dir / "journal.jsonl")
+        assert chain.state == "chained", f"round {round_no}: {chain.broken}"
         assert verify_artifacts(run_dir) == [], f"round {round_no}"
         assert_artifact_files_hold_their_hash(run_dir)
 
@@ -102,6 +106,8 @@ def test_no_acknowledged_record_is_lost_across_random_kills(tmp_path: Path) -> N
     assert len(summary.results) == len(contents.results)
     assert len(contents.starts) >= 2 and contents.starts[0].command[-1] == "***"
     assert verify_artifacts(run_dir) == []
+    records = len(contents.starts) + len(contents.results) + len(contents.artifacts) + 1
+    assert check_chain(run_dir / "journal.jsonl").records == records  # every record, linked
     assert not [p for p in run_dir.rglob(".tmp-*")]
     logger.warning(
         "kill test: %d kills, %d results (%d acknowledged), %d artifacts, %d torn tails, %.1f s",
