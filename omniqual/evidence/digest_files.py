@@ -2,9 +2,10 @@
 
 Written once the run-finished record is durable; trusted by compile while the journal still has
 the recorded size and tail (a journal only grows, or loses a torn tail on resume: either changes
-its size); otherwise rebuilt from the journal and cached again. ``evidence verify`` hashes the
-whole journal and compares every result. A digest is never needed: failing to write one only
-costs a rebuild later.
+its size) and its last line still hashes to the recorded chain head (which links to every line
+before it); otherwise rebuilt from the journal and cached again, as a stale digest is.
+``evidence verify`` hashes the whole journal and compares every result. A digest is never
+needed: failing to write one only costs a rebuild later.
 """
 
 import logging
@@ -13,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from omniqual.domain.result import GateResult
+from omniqual.evidence.chain import chain_head
 from omniqual.evidence.digest import ResultDigest, iter_digests
 from omniqual.evidence.durable import write_atomic
 from omniqual.evidence.journal import JOURNAL_NAME
@@ -57,7 +59,17 @@ def load_current(run_dir: Path) -> RunDigest | None:
     recorded = digest.meta.journal
     if digest.meta.format != FORMAT or recorded.size != size:
         return None
-    return digest if recorded.tail_sha256 == tail_sha256(journal, size) else None
+    if recorded.tail_sha256 != tail_sha256(journal, size):
+        return None
+    head = chain_head(journal, size)
+    if recorded.head_sha256 != head:
+        logger.warning(
+            "%s: records chain head %.12s…, but the journal's last line hashes to %.12s…; "
+            "not trusted, rebuilt from the journal", run_dir / DIGEST_NAME,
+            recorded.head_sha256, head,
+        )  # fmt: skip
+        return None
+    return digest
 
 
 def rebuild_digest(run_dir: Path) -> RunDigest:
@@ -95,6 +107,11 @@ def check_digest(run_dir: Path, results: Sequence[GateResult]) -> tuple[list[str
     if recorded.size != actual.size:
         return [], [f"{path}: stale: built from a journal of {recorded.size} bytes, it now has "
                     f"{actual.size} (compile rebuilds it)"]  # fmt: skip
+    if recorded.head_sha256 != actual.head_sha256:
+        return [
+            f"{path}: records chain head {str(recorded.head_sha256)[:12]}…, but the journal's "
+            f"last line hashes to {str(actual.head_sha256)[:12]}…: one of the two was altered"
+        ], []
     if recorded != actual:
         return [
             f"{path}: records the journal as sha256 {recorded.sha256[:12]}… with "

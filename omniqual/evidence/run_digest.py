@@ -5,8 +5,9 @@ fields of :class:`~omniqual.evidence.digest.ResultDigest`) as numpy arrays: stri
 one table per digest, reasons and limitations codes into a table of distinct tuples (failures
 repeat theirs), artifacts offsets into a flat array of codes, times epoch microseconds plus the
 UTC offset. It is a cache: the journal stays the source of truth. The digest records the
-journal it was built from (size, line count, sha256 of all of it and of its tail), so a digest of
-a journal that changed since is stale and is rebuilt; ``evidence verify`` checks the two agree.
+journal it was built from (size, line count, sha256 of all of it and of its tail, and its chain
+head: the sha256 of its last line), so a digest of a journal that changed since is stale and is
+rebuilt; ``evidence verify`` checks the two agree.
 numpy is a core dependency already; an uncompressed .npz loads at memory speed.
 """
 
@@ -26,11 +27,13 @@ from pydantic import BaseModel, ConfigDict
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import REVISION_FIELDS
 from omniqual.domain.result import RESULT_SCHEMA_VERSION, GateResult
+from omniqual.evidence.chain import chain_head
 from omniqual.evidence.digest import ArtifactDigest, ProvenanceDigest, ResultDigest
 
 DIGEST_NAME = "digest.npz"
-FORMAT = 1
-"""Bumped whenever what a digest holds changes: a digest of another format is stale."""
+FORMAT = 2
+"""Bumped whenever what a digest holds changes: a digest of another format is stale.
+2: the journal stamp records the chain head."""
 TAIL_BYTES = 1 << 16
 NAIVE = -(1 << 31)
 """UTC offset recorded for a time written without a zone."""
@@ -51,7 +54,10 @@ class JournalStamp(BaseModel):
     lines: int
     sha256: str
     tail_sha256: str
-    """sha256 of the last TAIL_BYTES: compile checks size and tail, verify the whole."""
+    """sha256 of the last TAIL_BYTES: compile checks size, tail and head, verify the whole."""
+    head_sha256: str | None = None
+    """The chain head: sha256 of the journal's last complete line (the last record summarised;
+    see omniqual.evidence.chain). None only in digests of format 1."""
 
 
 class DigestMeta(BaseModel):
@@ -77,7 +83,8 @@ def stamp_journal(path: Path) -> JournalStamp:
             lines += chunk.count(b"\n")
             size += len(chunk)
     return JournalStamp(size=size, lines=lines, sha256=sha.hexdigest(),
-                        tail_sha256=tail_sha256(path, size))  # fmt: skip
+                        tail_sha256=tail_sha256(path, size),
+                        head_sha256=chain_head(path, size))  # fmt: skip
 
 
 def _strings(values: Iterable[str]) -> tuple[npt.NDArray[np.uint8], Ints]:
