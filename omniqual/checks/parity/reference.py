@@ -11,6 +11,7 @@ reference directory (``omniqual reference build``): the ``reference`` param, els
 recorded; a mismatch beyond the modality's tolerance fails the gate. A reference that cannot
 run, a reference case that raised, or a reference directory that does not verify or was made
 from other requests makes the gate ``invalid``: nothing was measured against the official side.
+So does a request set that leaves no case to compare: a gate never passes on nothing compared.
 """
 
 import json
@@ -94,6 +95,13 @@ class ReferenceParityCheck:
             cases = parity_cases(params.requests, endpoint)
         except ValueError as exc:
             return _invalid(str(exc))
+        if not cases:
+            # A size, frame or length axis with no value (the probe has none and the request
+            # set names none) leaves no case: nothing compared is nothing passed.
+            return _invalid(
+                f"no case to compare: {api_mode} of {model}'s contract gives no shape (its probe"
+                f" has no value for the output's shape fields and the gate's requests name none)"
+            )
         served, transport = await self._serve(ctx, params, cases)
         ctx.progress("running the official implementation", 0.6)
         artifacts: list[Artifact] = []
@@ -255,6 +263,8 @@ class ReferenceParityCheck:
         measurements.append(Measurement(name="cases_beyond_tolerance", value=len(
             [r for r in results if r.outcome is GateOutcome.FAILED]), unit="count", bound=0,
             ok=not failures))  # fmt: skip
+        if not compared and not failures:
+            invalid.insert(0, f"no case was compared: 0 of {len(cases)} cases have both media")
         reasons = failures[:40] + invalid[:20]
         kinds = sorted({c.kind for c in cases})
         # The run report draws reference | served | difference per output from this block.

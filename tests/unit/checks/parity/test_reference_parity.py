@@ -258,3 +258,19 @@ def test_each_output_gets_official_served_and_difference_pictures(tmp_path: Path
         assert len({str(files[role]) for role in roles}) == 3
         metrics = pair["metrics"]
         assert isinstance(metrics, dict) and float(str(metrics["psnr_db"])) > 40.0
+
+
+def test_no_case_to_compare_is_invalid_not_passed(tmp_path: Path) -> None:
+    """A contract probe without a size (and no sizes in the request set) makes no case at all:
+    nothing was compared, so nothing passed."""
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    text = (ROOT / "gates/contracts/sd3-tiny.yaml").read_text(encoding="utf-8")
+    (contracts / "sd3-tiny.yaml").write_text(text.replace(" size: 64x64,", ""), encoding="utf-8")
+    params = PARAMS.model_copy(update={"contracts_dir": str(contracts)})
+    runner = FakeReferenceRunner()
+    outcome = run(make_ctx(tmp_path), runner, params)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    (reason,) = outcome.reasons
+    assert reason.startswith("no case to compare: images-generations")
+    assert runner.jobs == []  # the official side is not run for nothing
