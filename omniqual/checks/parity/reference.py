@@ -24,6 +24,8 @@ from omniqual.checks.api_contract.exchange import Timeouts
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
 from omniqual.checks.parity.reference_dir import (
     ReferenceDirError,
+    TargetIdentity,
+    identity_mismatches,
     load_reference_dir,
     request_mismatch,
 )
@@ -37,12 +39,14 @@ from omniqual.compare.tolerance import ParityTolerance
 from omniqual.deploy.reference_runner import (
     ReferenceRunError,
     ReferenceRunner,
+    official_class,
     run_reference,
     torch_dtype,
 )
 from omniqual.domain.contract import ModelContract
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.provenance import UNKNOWN
 from omniqual.specs.contracts import contract_path, load_contract
 from omniqual.specs.source import SpecError
 
@@ -152,7 +156,16 @@ class ReferenceParityCheck:
             mismatches = [m for c in cases if (m := request_mismatch(c, manifest))]
             if mismatches:
                 raise ReferenceDirError("; ".join(mismatches[:6]))
+            identity = TargetIdentity(
+                official_class(contract.official),
+                self._checkpoint_sha256(ctx),
+                self._dtype(ctx, params),
+            )
+            wrong, said = identity_mismatches(manifest, identity)
+            if wrong:
+                raise ReferenceDirError("; ".join(wrong))
             return loaded.references, {
+                "reference_identity": said,
                 "reference_source": f"directory {directory}",
                 "reference_command": list(manifest.command),
                 "reference_versions": manifest.versions, "reference_device": manifest.device,
@@ -169,7 +182,7 @@ class ReferenceParityCheck:
         recipe = ctx.target.recipe
         live = await run_live(
             self.runner, contract, params.requests, checkpoint=checkpoint,
-            dtype=torch_dtype(params.dtype or self._served_dtype(ctx)), device=params.device,
+            dtype=self._dtype(ctx, params) or "bfloat16", device=params.device,
             python=params.python, env={**(recipe.effective_env() if recipe else {}), **params.env},
             timeout_s=params.reference_timeout_s, reuse=self.runner is run_reference,
         )  # fmt: skip
@@ -192,11 +205,19 @@ class ReferenceParityCheck:
         return conventional if conventional.is_dir() else None
 
     @staticmethod
-    def _served_dtype(ctx: CheckContext) -> str:
+    def _dtype(ctx: CheckContext, params: ReferenceParityParams) -> str | None:
+        """The served dtype (torch's name) as the gate, the recipe or the row declares it."""
         recipe = ctx.target.recipe
-        if recipe is not None and recipe.flags.get("dtype"):
-            return str(recipe.flags["dtype"])
-        return ctx.row.get("dtype") or "bfloat16"
+        flag = recipe.flags.get("dtype") if recipe is not None else None
+        declared = params.dtype or (str(flag) if flag else None) or ctx.row.get("dtype")
+        return torch_dtype(declared) if declared else None
+
+    @staticmethod
+    def _checkpoint_sha256(ctx: CheckContext) -> str | None:
+        """The target's checkpoint hash as its results record it; None where unknown (a URL
+        deployment reports none)."""
+        recorded = ctx.provenance.checkpoint_sha256 if ctx.provenance is not None else None
+        return recorded if recorded and recorded != UNKNOWN else None
 
     def _judge(
         self,
