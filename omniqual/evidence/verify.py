@@ -87,7 +87,7 @@ def verify_run(run_dir: Path) -> RunVerification:
     stray, notes, hashed = _unjournaled(run_dir, known)
     problems += stray
     problems += _summary_problems(run_dir, contents)
-    digest_problems, digest_notes = check_digest(run_dir, contents.results)
+    digest_problems, digest_notes = check_digest(run_dir, contents.results, contents.result_hosts())
     problems += digest_problems
     notes += digest_notes
     return RunVerification(
