@@ -19,6 +19,7 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe
 
 if TYPE_CHECKING:
@@ -79,6 +80,9 @@ class CheckContext:
     for the block and stopped after it; a refusal or a startup hang is yielded, not raised."""
     progress: Progress = field(default=lambda message, fraction: None)
     seed: int = 0
+    provenance: Provenance | None = None
+    """What the target is, as its results record it (checkpoint sha256, revisions): a value a
+    URL deployment did not report reads ``unknown``; None where the engine gives none."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,9 @@
 """Parity tolerances per modality (as a gate spec declares them) and judging a comparison.
 
 Judging never passes on missing evidence: a bound whose metric is absent is a failure naming
-the absence, and a modality without a declared tolerance is a failure too. Disagreements in
+the absence, and a modality without a declared tolerance is a failure too. Nor on a tolerance
+that bounds nothing: a modality block that sets no bound (``image: {}``), or a tolerance with no
+modality block, is refused when the spec is loaded. Disagreements in
 shape, frame count, frame size, fps, sample rate, length or channels always fail.
 """
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from omniqual.compare.audio import AudioComparison
 from omniqual.compare.image import ImageComparison
@@ -19,10 +21,24 @@ from omniqual.compare.video import VideoComparison
 _FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-class ImageTolerance(BaseModel):
-    """Bounds for one image; an unset bound is not checked."""
+class _Bounds(BaseModel):
+    """A modality's bounds: at least one must be set, else every comparison would pass."""
 
     model_config = _FROZEN
+
+    @model_validator(mode="after")
+    def _bounds_something(self) -> _Bounds:
+        values = self.model_dump()
+        if not any(v is not None and v is not False for v in values.values()):
+            names = ", ".join(values)
+            raise ValueError(
+                f"sets no bound, so it would pass every comparison (set one of {names})"
+            )
+        return self
+
+
+class ImageTolerance(_Bounds):
+    """Bounds for one image; an unset bound is not checked."""
 
     min_psnr_db: float | None = None
     min_ssim: float | None = Field(default=None, ge=-1.0, le=1.0)
@@ -30,10 +46,8 @@ class ImageTolerance(BaseModel):
     require_exact: bool = Field(default=False, description="Pixels must be identical.")
 
 
-class VideoTolerance(BaseModel):
+class VideoTolerance(_Bounds):
     """Bounds for a video: PSNR, SSIM and max abs error hold for every frame."""
-
-    model_config = _FROZEN
 
     min_psnr_db: float | None = Field(default=None, description="Per frame.")
     min_ssim: float | None = Field(default=None, ge=-1.0, le=1.0, description="Per frame.")
@@ -42,10 +56,8 @@ class VideoTolerance(BaseModel):
     max_temporal_difference: float | None = Field(default=None, ge=0, le=1)
 
 
-class AudioTolerance(BaseModel):
+class AudioTolerance(_Bounds):
     """Bounds for one audio clip."""
-
-    model_config = _FROZEN
 
     min_snr_db: float | None = None
     max_log_spectral_distance_db: float | None = Field(default=None, ge=0)
@@ -61,6 +73,12 @@ class ParityTolerance(BaseModel):
     image: ImageTolerance | None = None
     video: VideoTolerance | None = None
     audio: AudioTolerance | None = None
+
+    @model_validator(mode="after")
+    def _some_modality(self) -> ParityTolerance:
+        if self.image is None and self.video is None and self.audio is None:
+            raise ValueError("bounds no modality: declare image, video or audio bounds")
+        return self
 
 
 Comparison = ImageComparison | VideoComparison | AudioComparison

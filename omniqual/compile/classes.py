@@ -31,6 +31,7 @@ from omniqual.compile.columns import (
     winners,
 )
 from omniqual.compile.construct import constructor
+from omniqual.compile.hosts import host_notes
 from omniqual.compile.matrix import (
     LEGACY_STARTUP,
     Held,
@@ -80,7 +81,7 @@ def _compile(
     now: datetime | None,
 ) -> CompiledMatrix:
     keys = [str(row.key) for row in matrix.rows]
-    kept = gather(keys, digests)
+    kept = gather(keys, digests, [row.key.get("hardware") for row in matrix.rows])
     won = winners(kept, len(keys))
     of_row, requirements = _requirements(matrix)
     counts = np.bincount(won.row, minlength=len(keys))
@@ -100,13 +101,15 @@ def _compile(
     needed = [first[r] + p for r, c in enumerate(row_classes) for p in templates[c].supporting]
     refs = maker.refs(needed)
     runs = sorted({kept.texts[c] for c in np.unique(kept.codes[:, K_RUN]).tolist()})
+    excluded = kept.excluded
     del maker, kept, won, digests
     rows: list[CompiledRow] = []
     at = 0
     for row, key, c, req in zip(matrix.rows, keys, row_classes, of_row.tolist(), strict=True):
         template = templates[c]
         end = at + len(template.supporting)
-        rows.append(build_row(row, key, requirements[req], template, tuple(refs[at:end])))
+        notes = host_notes(excluded.get(len(rows)))
+        rows.append(build_row(row, key, requirements[req], template, tuple(refs[at:end]), notes))
         at = end
     return finish_matrix(matrix, rows, runs, evidence_dirs=evidence_dirs, now=now)
 

@@ -14,10 +14,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from omniqual.compile.hosts import HostCheck
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import REVISION_FIELDS
 from omniqual.domain.rules import UNKNOWN_VALUES
-from omniqual.evidence.run_digest import GATE, OUTCOME, REVISIONS, ROW, RUN, SPEC, RunDigest
+from omniqual.evidence.run_digest import (
+    GATE,
+    MEASURED_ON,
+    OUTCOME,
+    REVISIONS,
+    ROW,
+    RUN,
+    SPEC,
+    RunDigest,
+)
 
 Ints = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -60,11 +70,49 @@ class Kept:
     reasons3: I32
     """The tuple code of a result's first three reasons: all the rule table reads of them."""
     has_artifacts: npt.NDArray[np.bool_]
+    excluded: dict[int, dict[str, int]]
+    """Per row index, results not kept because their host cannot be of the row's hardware:
+    why, and how many."""
 
 
-def gather(keys: list[str], digests: list[LocatedDigest]) -> Kept:
-    """The results on the planned rows ``keys`` (row i has key keys[i])."""
+def _of_hardware(
+    d: RunDigest,
+    keep: I32,
+    row: I32,
+    hardware: list[str | None],
+    hosts: HostCheck,
+    excluded: dict[int, dict[str, int]],
+) -> I32:
+    """``keep`` without the results whose measuring host contradicts their row's hardware
+    (counted in ``excluded``); one check per distinct (row, host) pair."""
+    measured = d.codes[keep, MEASURED_ON]
+    known = measured >= 0
+    if not known.any():
+        return keep
+    pairs, inverse = np.unique(np.stack([row[known], measured[known]], axis=1), axis=0,
+                               return_inverse=True)  # fmt: skip
+    whys = [hosts.why(hardware[r], d.text[c]) for r, c in pairs.tolist()]
+    if all(why is None for why in whys):
+        return keep
+    dropped = np.array([why is not None for why in whys])[inverse.reshape(-1)]
+    for p, n in zip(*np.unique(inverse.reshape(-1)[dropped], return_counts=True), strict=True):
+        why = whys[int(p)]
+        assert why is not None
+        notes = excluded.setdefault(int(pairs[p][0]), {})
+        notes[why] = notes.get(why, 0) + int(n)
+    out = np.ones(len(keep), np.bool_)
+    out[np.flatnonzero(known)[dropped]] = False
+    return keep[out]
+
+
+def gather(
+    keys: list[str], digests: list[LocatedDigest], hardware: list[str | None] | None = None
+) -> Kept:
+    """The results on the planned rows ``keys`` (row i has key keys[i], and hardware value
+    ``hardware[i]``: results measured on a host of another class are not kept)."""
     row_index = {key: i for i, key in enumerate(keys)}
+    hosts = HostCheck()
+    excluded: dict[int, dict[str, int]] = {}
     texts: dict[str, int] = {}
     tuples: dict[tuple[str, ...], int] = {}
     selected: list[tuple[int, I32, I32]] = []
@@ -75,6 +123,8 @@ def gather(keys: list[str], digests: list[LocatedDigest]) -> Kept:
             rows = np.fromiter((row_index.get(s, -1) for s in d.text), np.int32, len(d.text))
             row = np.append(rows, np.int32(-1))[d.codes[:, ROW]]
             keep = np.flatnonzero(row >= 0).astype(np.int32)
+            if keep.size and hardware is not None:
+                keep = _of_hardware(d, keep, row[keep], hardware, hosts, excluded)
             if keep.size:
                 selected.append((n, keep, row[keep]))
     total = sum(len(keep) for _, keep, _ in selected)
@@ -112,7 +162,7 @@ def gather(keys: list[str], digests: list[LocatedDigest]) -> Kept:
     unknown = np.array([s in UNKNOWN_VALUES for s in text_list] + [True])
     revisions = out["revisions"]
     revisions[unknown[revisions]] = -1
-    return Kept(texts=text_list, tuples=list(tuples), **out)
+    return Kept(texts=text_list, tuples=list(tuples), excluded=excluded, **out)
 
 
 def dense(codes: Ints | I32) -> tuple[Ints, int]:

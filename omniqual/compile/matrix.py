@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from omniqual.compile.construct import constructor
+from omniqual.compile.hosts import HostCheck, host_notes
 from omniqual.domain.matrix import (
     CompiledMatrix,
     CompiledRow,
@@ -126,8 +127,12 @@ def compile_matrix(
     evidence_dirs: Sequence[Path] = (),
     now: datetime | None = None,
 ) -> CompiledMatrix:
-    """Stream ``results`` once, keeping only a compact view of those on planned rows."""
+    """Stream ``results`` once, keeping only a compact view of those on planned rows (and
+    measured on a host that may be of the row's hardware)."""
     by_row: dict[str, dict[Bucket, Held]] = {str(row.key): {} for row in matrix.rows}
+    hardware = {str(row.key): row.key.get("hardware") for row in matrix.rows}
+    excluded: dict[str, dict[str, int]] = {}
+    hosts = HostCheck()
     runs: set[str] = set()
     # Millions of small, acyclic objects: the cyclic collector would rescan them over and over.
     collecting = gc.isenabled()
@@ -136,6 +141,13 @@ def compile_matrix(
         for located in results:
             held = by_row.get(located.result.row)
             if held is None:
+                continue
+            row_key = located.result.row
+            measured = getattr(located.result, "measured_on", None)
+            why = hosts.why(hardware[row_key], measured)
+            if why is not None:
+                counts = excluded.setdefault(row_key, {})
+                counts[why] = counts.get(why, 0) + 1
                 continue
             runs.add(located.result.run_id)
             bucket = _bucket(located)
@@ -152,8 +164,10 @@ def compile_matrix(
         if collecting:
             gc.enable()
     per_row = [list(by_row[str(row.key)].values()) for row in matrix.rows]
+    notes = [host_notes(excluded.get(str(row.key))) for row in matrix.rows]
     dirs = tuple(str(d) for d in evidence_dirs)
-    return assemble(matrix, gates, per_row, sorted(runs), evidence_dirs=dirs, now=now)
+    return assemble(matrix, gates, per_row, sorted(runs), evidence_dirs=dirs, now=now,
+                    notes=notes)  # fmt: skip
 
 
 def assemble(
@@ -164,10 +178,15 @@ def assemble(
     *,
     evidence_dirs: Sequence[str] = (),
     now: datetime | None = None,
+    notes: Sequence[tuple[str, ...]] | None = None,
 ) -> CompiledMatrix:
     """The compiled matrix from what was held per planned row (``held[i]`` for row i, in the
-    order each bucket was first seen)."""
-    rows = [_compile_row(row, h, matrix, gates) for row, h in zip(matrix.rows, held, strict=True)]
+    order each bucket was first seen); ``notes[i]``: row i's reasons for results not held."""
+    extra = notes if notes is not None else [()] * len(matrix.rows)
+    rows = [
+        _compile_row(row, h, matrix, gates, n)
+        for row, h, n in zip(matrix.rows, held, extra, strict=True)
+    ]
     return finish_matrix(matrix, rows, runs, evidence_dirs=evidence_dirs, now=now)
 
 
@@ -248,6 +267,7 @@ def build_row(
     requirements: RowRequirements,
     template: RowTemplate,
     evidence: tuple[EvidenceRef, ...],
+    notes: tuple[str, ...] = (),
 ) -> CompiledRow:
     # Built from the compile's own values (no input to check): constructing without validation
     # keeps the shared strings shared instead of copying them into every one of 100k rows.
@@ -255,7 +275,7 @@ def build_row(
         key=key,
         axes=row.key.as_dict(),
         state=template.state,
-        reasons=template.reasons,
+        reasons=(*template.reasons, *notes) if notes else template.reasons,
         required_gates=requirements.requires,
         limitation=template.limitation,
         evidence=evidence,
@@ -271,8 +291,9 @@ def _compile_row(
     held: list[Held],
     matrix: LoadedMatrix,
     gates: Mapping[str, CurrentGate],
+    notes: tuple[str, ...] = (),
 ) -> CompiledRow:
     requirements = requirements_of(row)
     template = derive_template(requirements, held, gates, target_revisions(matrix))
     evidence = tuple(held[p].ref() for p in template.supporting)
-    return build_row(row, str(row.key), requirements, template, evidence)
+    return build_row(row, str(row.key), requirements, template, evidence, notes)

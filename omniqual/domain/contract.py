@@ -7,9 +7,10 @@ This is the ``gates/contracts/<model>.yaml`` schema; :mod:`omniqual.specs.contra
 with ``file:line`` errors. Only data lives here: case generation is in ``omniqual.checks``.
 """
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 ApiMode = Literal[
     "images-generations",
@@ -137,12 +138,44 @@ class Deviation(_Spec):
     meets the contract again fails the gate as a stale declaration until it is removed.
 
     ``reason`` is what a reviewer reads in the matrix cell: one short sentence saying what the
-    server does (e.g. "answers 500, not 400, for a size above the maximum")."""
+    server does (e.g. "answers 500, not 400, for a size above the maximum").
+
+    The status alone may stand for more than one problem (a 500 for the declared size, and a
+    500 for a crash elsewhere): ``observed_error`` and ``observed_defect`` narrow what the
+    declaration absorbs to the problem it describes; a case of the same status whose
+    observation does not match is judged as a failure."""
 
     release: str = Field(min_length=1, description="Release it applies to; fnmatch glob allowed.")
     cases: tuple[str, ...] = Field(min_length=1, description="Case id globs, e.g. */oversize.")
     observed_status: int = Field(ge=100, le=599)
     reason: str = Field(min_length=1)
+    observed_error: str | None = Field(
+        default=None, description="Regex searched in the answer's error message (the body's "
+        "text where it has no error envelope); unset: any.",
+    )  # fmt: skip
+    observed_defect: str | None = Field(
+        default=None, description="Regex searched in the problem the judge reports (e.g. "
+        "'accepted-but-invalid', 'wrong output: .*format'); unset: any.",
+    )  # fmt: skip
+
+    @field_validator("observed_error", "observed_defect")
+    @classmethod
+    def _regex(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return pattern
+
+    def observes(self, status: int, error: str, problem: str) -> bool:
+        """Whether a case answered ``status`` with ``error`` (message or body) and ``problem``
+        (the judge's) shows what this declaration describes."""
+        if status != self.observed_status:
+            return False
+        if self.observed_error is not None and not re.search(self.observed_error, error):
+            return False
+        return self.observed_defect is None or bool(re.search(self.observed_defect, problem))
 
 
 class ParityPair(_Spec):

@@ -19,7 +19,8 @@ Order of the table (first match wins):
       (the deviations are the limitation)
  5    a limitation is declared, every ``limited.requires`` gate passed and      limited
       every ``limited.rejection`` gate passed, all with artifacts (their
-      reproduced deviations are added to the limitation)
+      reproduced deviations are added to the limitation), and no other
+      ``requires`` gate's latest usable result failed
  6    every ``unsupported_by`` (fail-fast) gate passed, with artifacts         unsupported
  7    otherwise                                                                not tested
 ====  =====================================================================  ===============
@@ -28,6 +29,10 @@ Usable evidence: conclusive results (passed/failed) whose gate version and spec 
 the current ones (the hash covers the gate spec and every contract or load mapping it reads) and
 whose revisions match every revision the target pins. Per gate only the latest usable result
 counts, so a later failure demotes. Results dropped as stale are counted in ``Derivation.stale``.
+
+A limitation states only what it limits: a required gate outside the limited ones that has not
+run leaves room for row 5, but one that failed keeps the consequence it has in a row without a
+``limited`` block (rows 6 and 7 decide).
 """
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -249,6 +254,19 @@ def _deviations(items: Sequence[EvidenceItem]) -> tuple[str, ...]:
     return tuple(sorted({d for i in items for d in i.limitations}))
 
 
+def _failed_outside(
+    requires: tuple[str, ...], limited: tuple[str, ...], latest: Mapping[str, EvidenceItem]
+) -> list[str]:
+    """Required gates, other than the limited ones, whose latest usable result failed."""
+    return [
+        gate
+        for gate in requires
+        if gate not in limited
+        and (found := latest.get(gate)) is not None
+        and found.outcome is GateOutcome.FAILED
+    ]
+
+
 def derive_state(
     requirements: RowRequirements,
     evidence: Iterable[EvidenceItem],
@@ -284,6 +302,10 @@ def derive_state(
         _all_pass(requirements.limited_requires, latest, gaps_limited)
         & _all_pass(requirements.limited_rejection, latest, gaps_limited)
     )
+    uncovered = _failed_outside(requirements.requires, limited_gates, latest)
+    if limited and uncovered:
+        limited = False
+        gaps_limited.append(f"{', '.join(uncovered)} failed, which the limitation does not cover")
     if unsupported and (validated or limited):
         what = "passed its gates" if validated else "passed its limited gates"
         why = f"conflicting evidence: the row both {what} and was shown to be rejected"

@@ -106,6 +106,7 @@ async def run_gate(
         serve_point=serve_point,
         progress=progressed,
         seed=seed,
+        provenance=job.provenance,
     )
     # Beside other launch groups (--jobs), a gate is an activity on the shared host; one that
     # measures time or memory waits for the host to itself and keeps it until it ends.

@@ -3,19 +3,29 @@
 Parsing each line into a full GateResult costs more than twice as much as this view. It is what
 the columnar run digest (``run_digest``) holds per result and is rebuilt from when a run has none
 or a stale one; compile itself reads the digest. Records of an older schema take the full path
-(with its migrations) and are then reduced to the same view, so both paths agree.
+(with its migrations) and are then reduced to the same view, so both paths agree. A result's
+``measured_on`` comes from the run-started record of its session (a resumed run may have moved
+to another host).
 """
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from omniqual.domain.hardware import measured_on
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.provenance import HARNESS_HOST
 from omniqual.domain.result import RESULT_SCHEMA_VERSION
-from omniqual.domain.run import JOURNAL_SCHEMA_VERSION, ResultRecorded
+from omniqual.domain.run import (
+    JOURNAL_SCHEMA_VERSION,
+    EnvironmentFingerprint,
+    ResultRecorded,
+    RunStarted,
+)
 from omniqual.evidence.journal import JOURNAL_NAME, JournalReader, parse_record
 from omniqual.evidence.run_reader import find_runs
 
@@ -35,6 +45,8 @@ class ProvenanceDigest(BaseModel):
     vllm_omni_commit: str | None = None
     vllm_version: str | None = None
     serve_config_sha256: str | None = None
+    target_host: str | None = None
+    """Whether the target ran on the harness host (``harness-host``) or is not visible."""
 
 
 class ResultDigest(BaseModel):
@@ -53,6 +65,9 @@ class ResultDigest(BaseModel):
     artifacts: tuple[ArtifactDigest, ...] = ()
     provenance: ProvenanceDigest = Field(default_factory=ProvenanceDigest)
     finished_at: datetime
+    measured_on: str | None = None
+    """The measuring host's facts (:meth:`MeasuredOn.encode`) when the target ran on the host
+    its session's fingerprint describes; None where that is not known (a URL target)."""
 
 
 class _ResultLine(BaseModel):
@@ -65,15 +80,27 @@ class _ResultLine(BaseModel):
 class _OtherLine(BaseModel):
     model_config = _VIEW
     schema_version: int
-    kind: Literal["run-started", "artifact", "run-finished"]
+    kind: Literal["artifact", "run-finished"]
 
 
-_LINE: TypeAdapter[_ResultLine | _OtherLine] = TypeAdapter(
-    Annotated[_ResultLine | _OtherLine, Field(discriminator="kind")]
+class _StartLine(BaseModel):
+    model_config = _VIEW
+    schema_version: int
+    kind: Literal["run-started"]
+
+
+_LINE: TypeAdapter[_ResultLine | _OtherLine | _StartLine] = TypeAdapter(
+    Annotated[_ResultLine | _OtherLine | _StartLine, Field(discriminator="kind")]
 )
 
 
-def _parse_digest(raw: bytes) -> ResultDigest | None:
+@dataclass(frozen=True, slots=True)
+class _Session:
+    fingerprint: EnvironmentFingerprint
+
+
+def _parse_digest(raw: bytes) -> ResultDigest | _Session | None:
+    """A result's view, or a session's start (its fingerprint), else None."""
     try:
         line = _LINE.validate_json(raw)
     except ValidationError:
@@ -81,22 +108,37 @@ def _parse_digest(raw: bytes) -> ResultDigest | None:
     if line is not None and line.schema_version == JOURNAL_SCHEMA_VERSION:
         if isinstance(line, _OtherLine):
             return None
-        if line.result.schema_version == RESULT_SCHEMA_VERSION:
+        if isinstance(line, _ResultLine) and line.result.schema_version == RESULT_SCHEMA_VERSION:
             return line.result
     # Older, newer or damaged: the full parser migrates, or raises with file:line.
     record = parse_record(raw)
     if isinstance(record, ResultRecorded):
         return ResultDigest.model_validate(record.result.model_dump())
+    if isinstance(record, RunStarted):
+        return _Session(record.environment)
     return None
 
 
 def iter_digests(run_dir: Path) -> Iterator[ResultDigest]:
-    reader: JournalReader[ResultDigest | None] = JournalReader(
+    """The run's results in journal order, each with the host its session's fingerprint
+    describes where its target ran there (``measured_on``)."""
+    reader: JournalReader[ResultDigest | _Session | None] = JournalReader(
         run_dir / JOURNAL_NAME, _parse_digest
     )
-    for digest in reader:
-        if digest is not None:
-            yield digest
+    host: str | None = None
+    for parsed in reader:
+        if isinstance(parsed, _Session):
+            host = measured_on(parsed.fingerprint).encode()
+        elif parsed is not None:
+            yield with_host(parsed, host)
+
+
+def with_host(digest: ResultDigest, host: str | None) -> ResultDigest:
+    """``digest`` measured on ``host`` (an encoded :class:`MeasuredOn`) if its target ran on
+    the harness host; else as it is (unknown)."""
+    if host is None or digest.provenance.target_host != HARNESS_HOST:
+        return digest
+    return digest.model_copy(update={"measured_on": host})
 
 
 def iter_run_digests(paths: Sequence[Path]) -> Iterator[tuple[Path, ResultDigest]]:

@@ -32,16 +32,22 @@ logger = logging.getLogger(__name__)
 _UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
-def build_digest(results: Iterable[GateResult | ResultDigest], journal: Path) -> RunDigest:
+def build_digest(
+    results: Iterable[GateResult | ResultDigest],
+    journal: Path,
+    hosts: Sequence[str | None] | None = None,
+) -> RunDigest:
+    """``hosts``: per full result, the host its session ran on (digests carry their own)."""
     builder = DigestBuilder()
-    for result in results:
-        builder.add(result)
+    for i, result in enumerate(results):
+        builder.add(result, hosts[i] if hosts is not None else None)
     return builder.build(stamp_journal(journal))
 
 
-def write_digest(run_dir: Path, results: Iterable[GateResult]) -> None:
-    """Digest ``results`` (every result the journal holds, in order) and store it."""
-    digest = build_digest(results, run_dir / JOURNAL_NAME)
+def write_digest(run_dir: Path, results: Sequence[GateResult], hosts: Sequence[str | None]) -> None:
+    """Digest ``results`` (every result the journal holds, in order, with the host each one's
+    session ran on) and store it."""
+    digest = build_digest(results, run_dir / JOURNAL_NAME, hosts)
     write_atomic(run_dir / DIGEST_NAME, [digest.save()])
 
 
@@ -89,9 +95,12 @@ def current_digest(run_dir: Path) -> RunDigest:
     return load_current(run_dir) or rebuild_digest(run_dir)
 
 
-def check_digest(run_dir: Path, results: Sequence[GateResult]) -> tuple[list[str], list[str]]:
+def check_digest(
+    run_dir: Path, results: Sequence[GateResult], hosts: Sequence[str | None]
+) -> tuple[list[str], list[str]]:
     """(problems, notes): a digest that disagrees with the journal ``results`` were read from
-    is a problem; a missing, older-format or stale one (compile rebuilds it) is a note."""
+    (each with its session's host) is a problem; a missing, older-format or stale one (compile
+    rebuilds it) is a note."""
     path = run_dir / DIGEST_NAME
     if not path.exists():
         return [], [f"{path}: no digest (compile rebuilds it from the journal)"]
@@ -102,7 +111,7 @@ def check_digest(run_dir: Path, results: Sequence[GateResult]) -> tuple[list[str
     if stored.meta.format != FORMAT:
         return [], [f"{path}: digest format {stored.meta.format}, not {FORMAT} (compile "
                     "rebuilds it)"]  # fmt: skip
-    expected = build_digest(results, run_dir / JOURNAL_NAME)
+    expected = build_digest(results, run_dir / JOURNAL_NAME, hosts)
     recorded, actual = stored.meta.journal, expected.meta.journal
     if recorded.size != actual.size:
         return [], [f"{path}: stale: built from a journal of {recorded.size} bytes, it now has "

@@ -25,22 +25,25 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.domain.provenance import REVISION_FIELDS
+from omniqual.domain.provenance import HARNESS_HOST, REVISION_FIELDS
 from omniqual.domain.result import RESULT_SCHEMA_VERSION, GateResult
 from omniqual.evidence.chain import chain_head
 from omniqual.evidence.digest import ArtifactDigest, ProvenanceDigest, ResultDigest
 
 DIGEST_NAME = "digest.npz"
-FORMAT = 2
+FORMAT = 3
 """Bumped whenever what a digest holds changes: a digest of another format is stale.
-2: the journal stamp records the chain head."""
+2: the journal stamp records the chain head; 3: each result's target host and the host it was
+measured on."""
 TAIL_BYTES = 1 << 16
 NAIVE = -(1 << 31)
 """UTC offset recorded for a time written without a zone."""
 
-CODE_COLUMNS = ("run_id", "gate_id", "gate_spec_sha256", "row", "outcome", *REVISION_FIELDS)
+CODE_COLUMNS = ("run_id", "gate_id", "gate_spec_sha256", "row", "outcome", *REVISION_FIELDS,
+                "target_host", "measured_on")  # fmt: skip
 RUN, GATE, SPEC, ROW, OUTCOME = range(5)
 REVISIONS = slice(5, 5 + len(REVISION_FIELDS))
+TARGET_HOST, MEASURED_ON = 5 + len(REVISION_FIELDS), 6 + len(REVISION_FIELDS)
 
 Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int32]
@@ -192,8 +195,10 @@ class RunDigest:
                 artifacts=tuple(ArtifactDigest.model_construct(sha256=h)
                                 for h in map(text.__getitem__, a_val[a_off[i] : a_off[i + 1]])),
                 provenance=ProvenanceDigest.model_construct(
-                    **dict(zip(REVISION_FIELDS, s[REVISIONS], strict=True))),
+                    **dict(zip(REVISION_FIELDS, s[REVISIONS], strict=True)),
+                    target_host=s[TARGET_HOST]),
                 finished_at=to_datetime(int(self.finished_us[i]), int(self.finished_offset[i])),
+                measured_on=s[MEASURED_ON],
             ))  # fmt: skip
         return out
 
@@ -242,10 +247,17 @@ class DigestBuilder:
         key = tuple(self._code(v) for v in values)
         return self._tuples.setdefault(key, len(self._tuples))
 
-    def add(self, r: GateResult | ResultDigest) -> None:
+    def add(self, r: GateResult | ResultDigest, host: str | None = None) -> None:
+        """``host``: where a full result's session ran (an encoded ``MeasuredOn``), kept as its
+        ``measured_on`` when its target ran there; a digest carries its own."""
         p = r.provenance
+        if isinstance(r, ResultDigest):
+            measured = r.measured_on
+        else:
+            measured = host if p.target_host == HARNESS_HOST else None
         strings = (r.run_id, r.gate_id, r.gate_spec_sha256, r.row, r.outcome.value,
-                   *(getattr(p, name) for name in REVISION_FIELDS))  # fmt: skip
+                   *(getattr(p, name) for name in REVISION_FIELDS), p.target_host,
+                   measured)  # fmt: skip
         self._codes.append(tuple(self._code(s) for s in strings))
         self._ids.append(r.result_id)
         self._versions.append(r.gate_version)

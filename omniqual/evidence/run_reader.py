@@ -12,6 +12,7 @@ from itertools import chain
 from pathlib import Path
 
 from omniqual.domain.evidence import Artifact
+from omniqual.domain.hardware import measured_on
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import ArtifactStored, ResultRecorded, RunFinished, RunStarted
 from omniqual.evidence.artifacts import artifact_path, check_artifact
@@ -43,6 +44,13 @@ class RunContents:
     torn_tail: bool
     problems: tuple[str, ...]
     """Non-fatal findings (a torn final line, a missing run.json), for display."""
+    sessions: tuple[int, ...] = ()
+    """Per result, the index in ``starts`` of the session that recorded it."""
+
+    def result_hosts(self) -> list[str | None]:
+        """Per result, the host its session ran on (an encoded ``MeasuredOn``)."""
+        hosts = [measured_on(start.environment).encode() for start in self.starts]
+        return [hosts[i] for i in self.sessions]
 
 
 def read_run(run_dir: Path) -> RunContents:
@@ -61,12 +69,14 @@ def read_journal(run_dir: Path) -> tuple[RunContents, int]:
     reader: JournalReader[AnyRecord] = JournalReader(path)
     starts: list[RunStarted] = []
     results: list[GateResult] = []
+    sessions: list[int] = []
     artifacts: list[Artifact] = []
     finished: RunFinished | None = None
     with _collector_paused():
         for record in reader:
             if isinstance(record, ResultRecorded):
                 results.append(record.result)
+                sessions.append(len(starts) - 1)
             elif isinstance(record, ArtifactStored):
                 artifacts.append(record.artifact)
             elif isinstance(record, RunStarted):
@@ -95,6 +105,7 @@ def read_journal(run_dir: Path) -> tuple[RunContents, int]:
         finished=finished,
         torn_tail=reader.torn_tail is not None,
         problems=tuple(problems),
+        sessions=tuple(sessions),
     )
     return contents, reader.valid_size
 

@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Literal, Self
 
 from omniqual.domain.evidence import Artifact
+from omniqual.domain.hardware import measured_on
 from omniqual.domain.redaction import redact_command
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import (
@@ -87,12 +88,16 @@ class RunWriter:
         started_at: datetime,
         journal: JournalAppender,
         results: list[GateResult],
+        hosts: list[str | None],
     ) -> None:
         self._run_dir = run_dir
         self._start = start
         self._started_at = started_at
         self._journal = journal
         self._results = results
+        # Per result, the host its session ran on (the digest keeps it with the result).
+        self._hosts = hosts
+        self._host = measured_on(start.environment).encode()
         self._summary: RunSummary | None = None
 
     @property
@@ -150,7 +155,7 @@ class RunWriter:
             raise
         fsync_dir(root)
         logger.info("run %s created in %s", run_id, final)
-        return cls(final, start, start.at, JournalAppender(final / JOURNAL_NAME), [])
+        return cls(final, start, start.at, JournalAppender(final / JOURNAL_NAME), [], [])
 
     @classmethod
     def resume(
@@ -190,7 +195,8 @@ class RunWriter:
             journal.close()
             raise
         logger.info("run %s resumed (%d results so far)", start.run_id, len(contents.results))
-        return cls(run_dir, start, contents.starts[0].at, journal, list(contents.results))
+        return cls(run_dir, start, contents.starts[0].at, journal, list(contents.results),
+                   contents.result_hosts())  # fmt: skip
 
     def put_artifact(
         self, data: bytes | Path, *, media_type: str, role: str, name: str
@@ -223,6 +229,7 @@ class RunWriter:
             result = result.model_copy(update={"command": redacted})
         self._journal.append(ResultRecorded(result=result))
         self._results.append(result)
+        self._hosts.append(self._host)
 
     def finish(self, status: RunStatus) -> RunSummary:
         """Journal the end of the run, write run.json atomically and close the journal."""
@@ -246,7 +253,7 @@ class RunWriter:
             self._journal.close()
         self._summary = summary
         try:
-            write_digest(self._run_dir, self._results)
+            write_digest(self._run_dir, self._results, self._hosts)
         except Exception:
             # The digest only saves compile a re-read of the journal; never fail a run on it.
             logger.warning("run %s: digest not written", self.run_id, exc_info=True)

@@ -100,7 +100,7 @@ def verify_run(run_dir: Path) -> RunVerification:
     problems += stray
     notes = chain_notes + notes
     problems += _summary_problems(run_dir, contents)
-    digest_problems, digest_notes = check_digest(run_dir, contents.results)
+    digest_problems, digest_notes = check_digest(run_dir, contents.results, contents.result_hosts())
     problems += digest_problems
     notes += digest_notes
     return RunVerification(

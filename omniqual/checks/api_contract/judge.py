@@ -4,9 +4,9 @@ Accepted values must give 2xx with output of the requested shape and count. Inva
 give 400 with an error envelope naming the field (its ``param``, else the field as a whole word
 of the message); payload limits 413. A 2xx for a value the contract rejects is
 *accepted-but-invalid*. A miss that a declared deviation of this release covers (same case, same
-observed status) is recorded as a deviation: never a pass, never a gate failure, always a
-limitation of the row. A covered case that meets the contract again is a stale declaration and
-fails the gate (strict xfail).
+observed status, and the error message and problem it declares, if any) is recorded as a
+deviation: never a pass, never a gate failure, always a limitation of the row. A covered case
+that meets the contract again is a stale declaration and fails the gate (strict xfail).
 """
 
 import re
@@ -49,11 +49,27 @@ def covering(
 
 
 def declared_deviation(
-    deviations: tuple[Deviation, ...], release: str | None, case_id: str, status: int
+    deviations: tuple[Deviation, ...],
+    release: str | None,
+    case_id: str,
+    status: int,
+    *,
+    error: str = "",
+    problem: str = "",
 ) -> Deviation | None:
-    return next(
-        (d for d in covering(deviations, release, case_id) if d.observed_status == status), None
-    )
+    """The declaration of this release naming this case that describes what was observed:
+    its status, and the error and problem where it declares them."""
+    found = covering(deviations, release, case_id)
+    return next((d for d in found if d.observes(status, error, problem)), None)
+
+
+def observed_error(exchange: Exchange) -> str:
+    """The error message of the answer, else the text of its body (what ``observed_error``
+    of a deviation is searched in)."""
+    raw = exchange.response
+    if raw.error is not None:
+        return raw.error.message
+    return raw.body[:4096].decode("utf-8", errors="replace")
 
 
 def transport_failure(case: Case, error: str) -> Judgement:
@@ -84,7 +100,8 @@ def judge(
         return Judgement(_result(case, observed, GateOutcome.FAILED, note=reason[:240]), reason)
     if problem is None:
         return Judgement(_result(case, observed, GateOutcome.PASSED))
-    deviation = declared_deviation(deviations, release, case.id, raw.status)
+    deviation = declared_deviation(deviations, release, case.id, raw.status,
+                                   error=observed_error(exchange), problem=problem)  # fmt: skip
     if deviation is not None:
         note = f"declared deviation of {release}: {deviation.reason}"
         result = _result(case, observed, GateOutcome.FAILED, note=note[:240], deviation=True)

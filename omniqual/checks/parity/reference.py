@@ -11,6 +11,7 @@ reference directory (``omniqual reference build``): the ``reference`` param, els
 recorded; a mismatch beyond the modality's tolerance fails the gate. A reference that cannot
 run, a reference case that raised, or a reference directory that does not verify or was made
 from other requests makes the gate ``invalid``: nothing was measured against the official side.
+So does a request set that leaves no case to compare: a gate never passes on nothing compared.
 """
 
 import json
@@ -23,6 +24,8 @@ from omniqual.checks.api_contract.exchange import Timeouts
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
 from omniqual.checks.parity.reference_dir import (
     ReferenceDirError,
+    TargetIdentity,
+    identity_mismatches,
     load_reference_dir,
     request_mismatch,
 )
@@ -36,12 +39,14 @@ from omniqual.compare.tolerance import ParityTolerance
 from omniqual.deploy.reference_runner import (
     ReferenceRunError,
     ReferenceRunner,
+    official_class,
     run_reference,
     torch_dtype,
 )
 from omniqual.domain.contract import ModelContract
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.provenance import UNKNOWN
 from omniqual.specs.contracts import contract_path, load_contract
 from omniqual.specs.source import SpecError
 
@@ -94,6 +99,13 @@ class ReferenceParityCheck:
             cases = parity_cases(params.requests, endpoint)
         except ValueError as exc:
             return _invalid(str(exc))
+        if not cases:
+            # A size, frame or length axis with no value (the probe has none and the request
+            # set names none) leaves no case: nothing compared is nothing passed.
+            return _invalid(
+                f"no case to compare: {api_mode} of {model}'s contract gives no shape (its probe"
+                f" has no value for the output's shape fields and the gate's requests name none)"
+            )
         served, transport = await self._serve(ctx, params, cases)
         ctx.progress("running the official implementation", 0.6)
         artifacts: list[Artifact] = []
@@ -144,7 +156,16 @@ class ReferenceParityCheck:
             mismatches = [m for c in cases if (m := request_mismatch(c, manifest))]
             if mismatches:
                 raise ReferenceDirError("; ".join(mismatches[:6]))
+            identity = TargetIdentity(
+                official_class(contract.official),
+                self._checkpoint_sha256(ctx),
+                self._dtype(ctx, params),
+            )
+            wrong, said = identity_mismatches(manifest, identity)
+            if wrong:
+                raise ReferenceDirError("; ".join(wrong))
             return loaded.references, {
+                "reference_identity": said,
                 "reference_source": f"directory {directory}",
                 "reference_command": list(manifest.command),
                 "reference_versions": manifest.versions, "reference_device": manifest.device,
@@ -161,7 +182,7 @@ class ReferenceParityCheck:
         recipe = ctx.target.recipe
         live = await run_live(
             self.runner, contract, params.requests, checkpoint=checkpoint,
-            dtype=torch_dtype(params.dtype or self._served_dtype(ctx)), device=params.device,
+            dtype=self._dtype(ctx, params) or "bfloat16", device=params.device,
             python=params.python, env={**(recipe.effective_env() if recipe else {}), **params.env},
             timeout_s=params.reference_timeout_s, reuse=self.runner is run_reference,
         )  # fmt: skip
@@ -184,11 +205,19 @@ class ReferenceParityCheck:
         return conventional if conventional.is_dir() else None
 
     @staticmethod
-    def _served_dtype(ctx: CheckContext) -> str:
+    def _dtype(ctx: CheckContext, params: ReferenceParityParams) -> str | None:
+        """The served dtype (torch's name) as the gate, the recipe or the row declares it."""
         recipe = ctx.target.recipe
-        if recipe is not None and recipe.flags.get("dtype"):
-            return str(recipe.flags["dtype"])
-        return ctx.row.get("dtype") or "bfloat16"
+        flag = recipe.flags.get("dtype") if recipe is not None else None
+        declared = params.dtype or (str(flag) if flag else None) or ctx.row.get("dtype")
+        return torch_dtype(declared) if declared else None
+
+    @staticmethod
+    def _checkpoint_sha256(ctx: CheckContext) -> str | None:
+        """The target's checkpoint hash as its results record it; None where unknown (a URL
+        deployment reports none)."""
+        recorded = ctx.provenance.checkpoint_sha256 if ctx.provenance is not None else None
+        return recorded if recorded and recorded != UNKNOWN else None
 
     def _judge(
         self,
@@ -255,6 +284,8 @@ class ReferenceParityCheck:
         measurements.append(Measurement(name="cases_beyond_tolerance", value=len(
             [r for r in results if r.outcome is GateOutcome.FAILED]), unit="count", bound=0,
             ok=not failures))  # fmt: skip
+        if not compared and not failures:
+            invalid.insert(0, f"no case was compared: 0 of {len(cases)} cases have both media")
         reasons = failures[:40] + invalid[:20]
         kinds = sorted({c.kind for c in cases})
         # The run report draws reference | served | difference per output from this block.

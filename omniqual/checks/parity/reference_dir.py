@@ -4,7 +4,9 @@
 ``reference-parity`` gate reads it for a deployment whose checkpoint is not local. The manifest
 (:class:`ReferenceManifest`, ``reference-manifest.json``) records per case the request
 parameters (the prompt only by its sha256) and each media file's sha256. Reading verifies every
-hash and refuses what does not match: references that cannot be trusted prove nothing.
+hash and refuses what does not match: references that cannot be trusted prove nothing. Nor do
+references of something else: :func:`identity_mismatches` holds the manifest's pipeline class,
+checkpoint sha256 and dtype against the target's, where the target's is known.
 """
 
 import hashlib
@@ -162,3 +164,49 @@ def request_mismatch(case: ParityCase, manifest: ReferenceManifest) -> str | Non
         )
         return f"{case.id}: the reference was made with {shown}"
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetIdentity:
+    """What the target is, for holding a reference directory against it; None: not known."""
+
+    pipeline_class: str
+    """The contract's official class: what the live reference would run."""
+    checkpoint_sha256: str | None
+    dtype: str | None
+    """A torch dtype name (``bfloat16``)."""
+
+
+def identity_mismatches(
+    manifest: ReferenceManifest, target: TargetIdentity
+) -> tuple[list[str], dict[str, str]]:
+    """(why the directory is not a reference of the target, what each identity field came to):
+    a field the target or the directory leaves unknown is said to be not compared."""
+    mismatches: list[str] = []
+    said: dict[str, str] = {}
+    if manifest.pipeline_class != target.pipeline_class:
+        mismatches.append(
+            f"the reference directory was made by {manifest.pipeline_class}, the contract's"
+            f" official implementation is {target.pipeline_class}"
+        )
+    said["pipeline_class"] = f"{manifest.pipeline_class} (as the contract's official)"
+    pairs = (
+        ("checkpoint_sha256", manifest.checkpoint_sha256, target.checkpoint_sha256,
+         "checkpoint sha256"),
+        ("dtype", manifest.dtype, target.dtype, "dtype"),
+    )  # fmt: skip
+    for name, made, served, label in pairs:
+        if served is None:
+            said[name] = f"not compared: the target's is unknown (the reference's is {made})"
+        elif made is None:
+            said[name] = f"not compared: the reference directory records none (target {served})"
+        elif made != served:
+            if name == "dtype":
+                mismatches.append(f"the reference directory was made in {made}, the target"
+                                  f" serves {served}")  # fmt: skip
+            else:
+                mismatches.append(f"the reference directory was made from {label}"
+                                  f" {made[:12]}…, the target's {served[:12]}…")  # fmt: skip
+        else:
+            said[name] = f"{made} (as the target's)"
+    return mismatches, said

@@ -65,7 +65,8 @@ def test_identical_images_pass_any_psnr_bound() -> None:
 def test_a_size_mismatch_always_fails_even_without_bounds() -> None:
     small = np.zeros((32, 32, 3), dtype=np.uint8)
     large = np.zeros((64, 64, 3), dtype=np.uint8)
-    assert judge(compare_images(large, small), tolerance(image={})) == (
+    loose = tolerance(image={"min_psnr_db": 0.0})
+    assert judge(compare_images(large, small), loose) == (
         "candidate returned 32x32, reference 64x64",
     )
 
@@ -79,7 +80,8 @@ def test_an_absent_metric_under_a_bound_fails_with_its_reason() -> None:
 
 
 def test_a_modality_without_a_tolerance_fails() -> None:
-    assert judge(compare_images(FLAT, FLAT), tolerance()) == ("no image tolerance is declared",)
+    only_video = tolerance(video={"min_psnr_db": 30})
+    assert judge(compare_images(FLAT, FLAT), only_video) == ("no image tolerance is declared",)
 
 
 def test_video_bounds_hold_per_frame_and_name_the_worst() -> None:
@@ -102,7 +104,7 @@ def test_video_bounds_hold_per_frame_and_name_the_worst() -> None:
 def test_video_count_and_fps_mismatches_always_fail() -> None:
     frames = np.stack([FLAT] * 4)
     result = compare_videos(DecodedVideo(frames, 8.0), DecodedVideo(frames[:3], 16.0))
-    assert judge(result, tolerance(video={})) == (
+    assert judge(result, tolerance(video={"min_psnr_db": 0.0})) == (
         "candidate returned 3 frames, reference 4",
         "candidate plays at 16 fps, reference 8",
     )
@@ -131,8 +133,9 @@ def test_audio_bounds_and_mismatches() -> None:
     assert failures[1].startswith("log_spectral_distance ")
     assert failures[1].endswith(" dB above the maximum 1 dB")
     resampled = compare_audio(reference, DecodedAudio(clip, 24000))
-    assert judge(resampled, tolerance(audio={})) == (
+    assert judge(resampled, tolerance(audio={"min_snr_db": -100.0})) == (
         "candidate returned 24000 Hz, reference 16000 Hz",
+        "snr absent (sample rates differ: candidate 24000 Hz, reference 16000 Hz); a bound is set",
     )
     assert judge(compare_audio(reference, reference), bound) == ()
 
@@ -141,3 +144,18 @@ def test_audio_bounds_and_mismatches() -> None:
 def test_a_nan_or_infinite_bound_is_refused(value: float) -> None:
     with pytest.raises(ValidationError, match="finite"):
         tolerance(image={"min_psnr_db": value})
+
+
+@pytest.mark.parametrize(
+    ("modality", "block"),
+    [("image", {}), ("image", {"require_exact": False}), ("video", {}), ("audio", {})],
+)
+def test_a_block_that_bounds_nothing_is_refused(modality: str, block: dict[str, object]) -> None:
+    # It would pass every comparison of its modality: a typo, never a tolerance.
+    with pytest.raises(ValidationError, match="sets no bound"):
+        tolerance(**{modality: block})
+
+
+def test_a_tolerance_without_any_modality_is_refused() -> None:
+    with pytest.raises(ValidationError, match="bounds no modality"):
+        tolerance()

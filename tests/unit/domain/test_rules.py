@@ -279,3 +279,27 @@ def test_deviations_with_a_passing_rejection_proof_are_conflicting() -> None:
     got = derive_state(UNSUPPORTED, [item("contract", limitations=("x",)), item("ff")], VERSIONS)
     assert got.state is CellState.NOT_TESTED
     assert "conflicting" in got.reasons[0]
+
+
+# --- limited states only what it limits ------------------------------------------------------
+
+
+def test_limited_does_not_cover_a_failed_required_gate() -> None:
+    # The limited gates passed, but `load` (no part of the limitation) failed: the failure
+    # keeps its own consequence, as without a limited block (not tested, the failure named).
+    got = derive_state(LIMITED, [item("subset"), item("reject"), item("load", F)], VERSIONS)
+    assert got.state is CellState.NOT_TESTED
+    assert any(r.startswith("load: latest result failed") for r in got.reasons), got.reasons
+    assert any("limitation does not cover" in r for r in got.reasons), got.reasons
+    # A required gate merely not run is what a limited block is for.
+    assert state(LIMITED, item("subset"), item("reject"), item("contract")) is CellState.LIMITED
+
+
+def test_failed_required_gate_with_a_passing_rejection_proof_is_unsupported() -> None:
+    # Without the limited claim there is no conflict: the fail-fast proof decides, as it
+    # does for a row without a limited block.
+    req = RowRequirements(requires=("contract",), limitation="small only",
+                          limited_requires=("subset",), limited_rejection=("reject",),
+                          unsupported_by=("ff",))  # fmt: skip
+    proof = (item("subset"), item("reject"), item("ff"))
+    assert state(req, *proof, item("contract", F)) is CellState.UNSUPPORTED

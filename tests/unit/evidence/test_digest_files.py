@@ -71,3 +71,28 @@ def test_a_journal_edited_in_place_near_its_end_makes_the_digest_stale(tmp_path:
     journal.write_bytes(data.replace(b'"passed"', b'"failed"'))  # same size, other bytes
     assert load_current(run) is None
     assert current_digest(run).results()[0].outcome is O.FAILED
+
+
+def test_each_result_keeps_the_host_of_its_session(tmp_path: Path) -> None:
+    """A run resumed on another host: each result is measured on its own session's host, at
+    run end as when rebuilt, and verify finds the digest agreeing with the journal."""
+    from omniqual.domain.hardware import MeasuredOn
+    from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE
+    from omniqual.evidence.digest_files import check_digest, rebuild_digest
+    from omniqual.evidence.run_reader import read_run
+
+    here = Provenance(target_host=HARNESS_HOST)
+    writer = RunWriter.create(tmp_path, command=("omniqual",), environment=FINGERPRINT)
+    writer.record(result(writer, "contract", ROW, provenance=here))
+    writer.record(result(writer, "load", ROW, provenance=Provenance(target_host=NOT_VISIBLE)))
+    writer.close()  # unfinished: resumed below
+    arm = FINGERPRINT.model_copy(update={"machine": "aarch64"})
+    with RunWriter.resume(writer.run_dir, environment=arm) as resumed:
+        resumed.record(result(resumed, "ff", ROW, minute=5, provenance=here))
+    run = writer.run_dir
+    hosts = [d.measured_on for d in RunDigest.load(run / DIGEST_NAME).results()]
+    assert hosts == [MeasuredOn("x86_64", ()).encode(), None, MeasuredOn("aarch64", ()).encode()]
+    assert [d.measured_on for d in iter_digests(run)] == hosts
+    assert [d.measured_on for d in rebuild_digest(run).results()] == hosts
+    contents = read_run(run)
+    assert check_digest(run, contents.results, contents.result_hosts()) == ([], [])

@@ -128,3 +128,44 @@ def test_a_deviation_naming_no_case_fails(fake_config: FakeConfig, tmp_path: Pat
     )
     assert run.outcome.outcome is GateOutcome.FAILED
     assert "case pattern 'images-generations/n/abvoe-max' names no case" in _reasons(run)
+
+
+def _observing(tmp_path: Path, line: str) -> Path:
+    """fake-omni's contract with its 422 deviation declaring what it observes (``line``)."""
+    declared = "    observed_status: 422\n"
+    text = (CONTRACTS / "fake-omni.yaml").read_text()
+    assert declared in text
+    (tmp_path / "fake-omni.yaml").write_text(text.replace(declared, declared + line))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["    observed_error: size must be a multiple of 16\n",
+     "    observed_defect: accepted-but-invalid\n"],
+)  # fmt: skip
+def test_a_deviation_absorbs_only_the_problem_it_declares(
+    fake_config: FakeConfig, tmp_path: Path, line: str
+) -> None:
+    # Same case, same status (422), another observed problem: a failure, not the deviation.
+    run = run_gate(FakeOmni(fake_config), contracts_dir=_observing(tmp_path, line),
+                   api_modes=["images-edits"], temp_dirs=[str(fake_config.temp_dir)])  # fmt: skip
+    assert run.outcome.outcome is GateOutcome.FAILED, _reasons(run)
+    missing = _cases(run)["images-edits/image/missing-input"]
+    assert not missing.deviation  # type: ignore[attr-defined]
+    assert "images-edits/image/missing-input" in _reasons(run)
+    assert run.outcome.limitations == ()
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["    observed_error: \"'image' or 'url' is required\"\n",
+     "    observed_defect: expected HTTP 400, observed HTTP 422\n"],
+)  # fmt: skip
+def test_a_deviation_absorbs_the_problem_it_declares(
+    fake_config: FakeConfig, tmp_path: Path, line: str
+) -> None:
+    run = run_gate(FakeOmni(fake_config), contracts_dir=_observing(tmp_path, line),
+                   api_modes=["images-edits"], temp_dirs=[str(fake_config.temp_dir)])  # fmt: skip
+    assert run.outcome.outcome is GateOutcome.PASSED, _reasons(run)
+    assert _cases(run)["images-edits/image/missing-input"].deviation  # type: ignore[attr-defined]

@@ -15,8 +15,10 @@ from pydantic import JsonValue, TypeAdapter
 from omniqual.checks.base import CheckContext, CheckOutcome
 from omniqual.checks.parity.reference import ReferenceParityCheck, ReferenceParityParams
 from omniqual.checks.parity.reference_dir import MANIFEST_NAME, load_reference_dir
+from omniqual.domain.axes import RowKey
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.provenance import Provenance
 from omniqual.engine.reference_build import build_reference_dir
 from tests.fakes.check_context import context, row
 from tests.fakes.fake_config import FakeConfig, FakeFaults
@@ -258,3 +260,74 @@ def test_each_output_gets_official_served_and_difference_pictures(tmp_path: Path
         assert len({str(files[role]) for role in roles}) == 3
         metrics = pair["metrics"]
         assert isinstance(metrics, dict) and float(str(metrics["psnr_db"])) > 40.0
+
+
+def test_no_case_to_compare_is_invalid_not_passed(tmp_path: Path) -> None:
+    """A contract probe without a size (and no sizes in the request set) makes no case at all:
+    nothing was compared, so nothing passed."""
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    text = (ROOT / "gates/contracts/sd3-tiny.yaml").read_text(encoding="utf-8")
+    (contracts / "sd3-tiny.yaml").write_text(text.replace(" size: 64x64,", ""), encoding="utf-8")
+    params = PARAMS.model_copy(update={"contracts_dir": str(contracts)})
+    runner = FakeReferenceRunner()
+    outcome = run(make_ctx(tmp_path), runner, params)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    (reason,) = outcome.reasons
+    assert reason.startswith("no case to compare: images-generations")
+    assert runner.jobs == []  # the official side is not run for nothing
+
+
+def _identity_ctx(tmp_path: Path, **row_axes: str) -> CheckContext:
+    ctx = make_ctx(tmp_path, local=False)
+    axes = (("model", "sd3-tiny"), ("task", "t2i"), ("api_mode", "images-generations"))
+    return dataclasses.replace(ctx, row=RowKey((*axes, *row_axes.items())))
+
+
+def _built(tmp_path: Path, **options: str) -> ReferenceParityParams:
+    (tmp_path / "checkpoint").mkdir(exist_ok=True)
+    out = tmp_path / "refs" / "sd3-tiny"
+    build_reference_dir(model="sd3-tiny", checkpoint=tmp_path / "checkpoint", out=out, root=ROOT,
+                        runner=FakeReferenceRunner(), **options)  # type: ignore[arg-type]  # fmt: skip
+    return PARAMS.model_copy(update={"reference": str(out)})
+
+
+def test_reference_directory_of_another_dtype_is_invalid(tmp_path: Path) -> None:
+    params = _built(tmp_path, dtype="fp32")
+    outcome = run(_identity_ctx(tmp_path, dtype="bf16"), params=params)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert "made in float32, the target serves bfloat16" in outcome.reasons[0]
+
+
+def test_reference_directory_of_another_checkpoint_is_invalid(tmp_path: Path) -> None:
+    params = _built(tmp_path, checkpoint_sha256="a" * 64)
+    ctx = dataclasses.replace(
+        _identity_ctx(tmp_path), provenance=Provenance(checkpoint_sha256="b" * 64)
+    )
+    outcome = run(ctx, params=params)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert "checkpoint sha256 aaaaaaaaaaaa…, the target's bbbbbbbbbbbb…" in outcome.reasons[0]
+
+
+def test_reference_directory_of_another_pipeline_is_invalid(tmp_path: Path) -> None:
+    params = _built(tmp_path)
+    assert params.reference is not None
+    path = Path(params.reference) / MANIFEST_NAME
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**manifest, "pipeline_class": "StableDiffusionXLPipeline"}))
+    outcome = run(_identity_ctx(tmp_path), params=params)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert "made by StableDiffusionXLPipeline, the contract's official" in outcome.reasons[0]
+
+
+def test_unknown_target_identity_is_said_in_the_effective_settings(tmp_path: Path) -> None:
+    params = _built(tmp_path, checkpoint_sha256="a" * 64)
+    ctx = dataclasses.replace(_identity_ctx(tmp_path), provenance=Provenance(
+        checkpoint_sha256="unknown"))  # fmt: skip
+    outcome = run(ctx, params=params)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    identity = outcome.effective["reference_identity"]
+    assert isinstance(identity, dict)
+    assert identity["pipeline_class"] == "StableDiffusion3Pipeline (as the contract's official)"
+    assert str(identity["checkpoint_sha256"]).startswith("not compared: the target's is unknown")
+    assert str(identity["dtype"]).startswith("not compared: the target's is unknown")
