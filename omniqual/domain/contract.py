@@ -10,7 +10,9 @@ with ``file:line`` errors. Only data lives here: case generation is in ``omniqua
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from omniqual.domain.regex import Regex
 
 ApiMode = Literal[
     "images-generations",
@@ -149,24 +151,14 @@ class Deviation(_Spec):
     cases: tuple[str, ...] = Field(min_length=1, description="Case id globs, e.g. */oversize.")
     observed_status: int = Field(ge=100, le=599)
     reason: str = Field(min_length=1)
-    observed_error: str | None = Field(
+    observed_error: Regex | None = Field(
         default=None, description="Regex searched in the answer's error message (the body's "
         "text where it has no error envelope); unset: any.",
     )  # fmt: skip
-    observed_defect: str | None = Field(
+    observed_defect: Regex | None = Field(
         default=None, description="Regex searched in the problem the judge reports (e.g. "
         "'accepted-but-invalid', 'wrong output: .*format'); unset: any.",
     )  # fmt: skip
-
-    @field_validator("observed_error", "observed_defect")
-    @classmethod
-    def _regex(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
-        return pattern
 
     def observes(self, status: int, error: str, problem: str) -> bool:
         """Whether a case answered ``status`` with ``error`` (message or body) and ``problem``

@@ -22,6 +22,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from omniqual.domain.regex import Regex
+
 FlagValue = str | int | float | bool | None
 
 PLACEHOLDERS: tuple[str, ...] = ("model", "host", "port", "bindir", "recipe_dir")
@@ -129,7 +131,7 @@ class LaunchRecipe(BaseModel):
     stop: StopPolicy = Field(default_factory=StopPolicy)
     row: dict[str, str] = Field(default_factory=dict, description="Axis values it realizes.")
     expect: Expectation = Expectation.SERVES
-    expected_error: str | None = Field(default=None, description="Regex the log must match.")
+    expected_error: Regex | None = Field(default=None, description="Regex the log must match.")
     notes: str = ""
     devices: int | None = Field(
         default=None, ge=1,
@@ -157,16 +159,6 @@ class LaunchRecipe(BaseModel):
         if bad:
             raise ValueError(f"not environment variable names: {bad}")
         return env
-
-    @field_validator("expected_error")
-    @classmethod
-    def _regex(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
-        return pattern
 
     @model_validator(mode="after")
     def _consistent(self) -> "LaunchRecipe":
