@@ -24,6 +24,9 @@ from omniqual.engine.events import (
     TargetReady,
     TargetStarting,
 )
+from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.usefixtures("worked_priors")
 
 ROW = "model=m;task=t2i"
 URL = "http://127.0.0.1:8000"

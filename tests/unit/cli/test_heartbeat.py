@@ -4,6 +4,7 @@ without one (a hand-set clock; the thread itself with a tiny interval, waited fo
 import io
 import threading
 
+import pytest
 from rich.console import Console
 
 from omniqual.cli.console import ConsoleObserver
@@ -15,6 +16,9 @@ from omniqual.engine.events import (
     PlanReady,
     TargetStarting,
 )
+from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.usefixtures("worked_priors")
 
 ROW = "model=m;task=t2i"
 

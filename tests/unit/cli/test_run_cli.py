@@ -13,7 +13,10 @@ from omniqual.cli.main import app
 from omniqual.deploy.launcher import LaunchError
 from omniqual.engine.resources import Host
 from omniqual.evidence.store import read_run
+from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
 from tests.fakes.projects import make_project
+
+pytestmark = pytest.mark.usefixtures("worked_priors")
 
 runner = CliRunner()
 

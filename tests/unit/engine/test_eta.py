@@ -1,5 +1,7 @@
 """The time left of a run, from hand-made plans and measurements (exact seconds)."""
 
+import pytest
+
 from omniqual.engine.eta import (
     DEFAULT_GATE_PRIOR_S,
     GATE_PRIORS_S,
@@ -10,6 +12,9 @@ from omniqual.engine.eta import (
     gate_seconds,
 )
 from omniqual.engine.events import PlannedItem
+from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.usefixtures("worked_priors")
 
 
 def item(gate: str, kind: str, row: str = "task=t2i") -> PlannedItem:
@@ -23,8 +28,8 @@ THIRD_PARTY = item("mine", "my_kind")
 
 def test_before_any_measurement_the_priors_are_summed_and_the_figure_says_estimating() -> None:
     left = estimate_left(Remaining([CONTRACT, SOAK, THIRD_PARTY], launches=2), Measured())
-    assert GATE_PRIORS_S["api_contract"] == 240.0 and GATE_PRIORS_S["soak"] == 600.0
-    assert (DEFAULT_GATE_PRIOR_S, STARTUP_PRIOR_S) == (300.0, 120.0)
+    assert GATE_PRIORS_S["api_contract"] == 60.0 and GATE_PRIORS_S["soak"] == 300.0  # shipped
+    assert (DEFAULT_GATE_PRIOR_S, STARTUP_PRIOR_S) == (300.0, 45.0)
     assert left.seconds == 240.0 + 600.0 + 300.0 + 2 * 120.0
     assert left.estimating
 

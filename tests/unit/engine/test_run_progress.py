@@ -2,6 +2,8 @@
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.engine.events import (
@@ -14,6 +16,9 @@ from omniqual.engine.events import (
     TargetStarting,
 )
 from omniqual.engine.run_progress import RunProgress
+from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.usefixtures("worked_priors")
 
 ROW = "model=m;task=t2i"
 PLAN = PlanReady(
