@@ -164,14 +164,21 @@ async def _checked(
         # launches servers (in threads) calibrates against its budget instead.
         if spec.budget_s is None or check.needs != "server":
             return await check.run(ctx, params), None
-        return await asyncio.wait_for(check.run(ctx, params), spec.budget_s), None
-    except TimeoutError:
-        # The check was stopped where it was (its launches and clients close as they unwind).
-        reason = budget_spent(spec.budget_s or 0.0, *last[0])
-        outcome = CheckOutcome(
-            GateOutcome.INVALID, (reason,), measurements=(budget_measurement(spec.budget_s or 0),)
-        )
-        return outcome, None
+        running = asyncio.ensure_future(check.run(ctx, params))
+        try:
+            finished, _ = await asyncio.wait({running}, timeout=spec.budget_s)
+        except BaseException:  # the run itself is stopped: the check goes with it
+            running.cancel()
+            raise
+        if not finished:
+            # Stopped where it was (its clients close as it unwinds). A TimeoutError the check
+            # raises itself is its own fault, never a spent budget: only this path says so.
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+            reason = budget_spent(spec.budget_s, *last[0])
+            measured = (budget_measurement(spec.budget_s),)
+            return CheckOutcome(GateOutcome.INVALID, (reason,), measurements=measured), None
+        return running.result(), None
     except Exception as exc:  # a harness fault is recorded as data, never lost
         error = ErrorInfo(
             type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc()

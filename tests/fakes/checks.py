@@ -16,9 +16,11 @@ class ScriptedParams(CheckParams):
     outcome: Literal["passed", "failed", "invalid", "raise"] = "passed"
     reason: str = ""
     hang: bool = False
+    """Report progress, then wait until cancelled (a workload that never fits a budget)."""
     effective_tuple: bool = False
     """Report a tuple among the effective settings (as a careless check would)."""
-    """Report progress, then wait until cancelled (a workload that never fits a budget)."""
+    raise_timeout: bool = False
+    """Let a TimeoutError of its own escape (a client deadline it did not catch)."""
 
 
 class ScriptedCheck:
@@ -32,6 +34,8 @@ class ScriptedCheck:
         TARGET_PIDS.append(ctx.target.pid)
         if params.outcome == "raise":
             raise RuntimeError("scripted harness fault")
+        if params.raise_timeout:
+            raise TimeoutError("the check's own deadline")
         if params.hang:
             ctx.progress("case 3 of 8", 0.375)
             await asyncio.Event().wait()

@@ -83,3 +83,16 @@ def test_a_gate_past_its_budget_is_invalid_host_too_slow(project: Path) -> None:
         "(last: case 3 of 8, 38% done)",
     )
     assert [(m.name, m.value, m.unit) for m in result.measurements] == [("gate_budget", 0.05, "s")]
+
+
+@pytest.mark.parametrize("budget", ["budget_s: 600\n", ""])
+def test_a_timeout_the_check_raises_itself_is_its_fault_not_a_spent_budget(
+    project: Path, budget: str
+) -> None:
+    (project / "gates" / "good.yaml").write_text(
+        f"id: good\nkind: scripted\nversion: 1\n{budget}params: {{raise_timeout: true}}\n"
+    )
+    outcome = asyncio.run(run_campaign(load_campaign(project / "tour.yaml"), command=["t"]))
+    [result] = outcome.results
+    assert result.outcome is GateOutcome.ERRORED
+    assert result.reasons == ("TimeoutError: the check's own deadline",)
