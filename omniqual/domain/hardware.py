@@ -7,9 +7,10 @@ architecture and the GPUs NVML listed (:class:`MeasuredOn`). The check is conser
 contradicts a hardware value only on those facts, and a value it cannot read (an open-ended
 axis may hold any name) or a host it knows nothing of never contradicts.
 
-Read values: ``cpu-<arch>-…`` (a CPU host of that architecture: no GPU recorded, the machine
-``<arch>``) and ``<n>x-<gpu>-…`` (a GPU host: some recorded GPU's name holds ``<gpu>`` as a word,
-``1x-h200-141gb`` needs e.g. "NVIDIA H200"). The core count, ISA and memory are not compared:
+Read values: ``cpu-<arch>-…`` (served on the CPU of a host of that architecture: the
+machine ``<arch>``; a GPU beside it does not contradict) and ``<n>x-<gpu>-…`` (a GPU host:
+some recorded GPU's name holds ``<gpu>`` as a word, ``1x-h200-141gb`` needs e.g. "NVIDIA
+H200"). The core count, ISA and memory are not compared:
 the embedded servers cap their ISA (see ``isa_caps``), so any x86_64 host measures the
 ``cpu-x86_64-2core-avx2`` class.
 """
@@ -72,8 +73,8 @@ def contradiction(hardware: str | None, host: MeasuredOn | None) -> str | None:
     wrong = f"measured on {host.describe()}, not {hardware}"
     if value.startswith("cpu-"):
         arch = value.split("-")[1] if value.count("-") >= 1 else ""
-        if host.gpus:
-            return wrong
+        # A GPU beside the CPU does not contradict: the embedded target serves on the CPU
+        # whatever else the host holds (its platform plugin is chosen, not detected).
         if arch and host.machine is not None and _arch(host.machine) != _arch(arch):
             return wrong
         return None

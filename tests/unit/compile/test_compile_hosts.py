@@ -65,8 +65,6 @@ def t2i_row(loaded: ProjectMatrix, runs: Path) -> CompiledRow:
     [
         ("1x-h200-141gb", FINGERPRINT,
          "measured on x86_64 with no GPU recorded, not 1x-h200-141gb"),
-        ("cpu-x86_64-2core-avx2", H200,
-         "measured on x86_64 with 1 GPU(s) (NVIDIA H200), not cpu-x86_64-2core-avx2"),
         ("cpu-x86_64-2core-avx2", ARM,
          "measured on aarch64 with no GPU recorded, not cpu-x86_64-2core-avx2"),
     ],
@@ -86,6 +84,7 @@ def test_evidence_of_another_host_class_is_not_counted(
     ("hardware", "host", "where"),
     [
         ("cpu-x86_64-2core-avx2", FINGERPRINT, HARNESS_HOST),  # the embedded class
+        ("cpu-x86_64-2core-avx2", H200, HARNESS_HOST),  # served on the CPU of a GPU host
         ("1x-h200-141gb", H200, HARNESS_HOST),
         # A URL target's host is not the harness's: nothing is known, nothing contradicts.
         ("1x-h200-141gb", FINGERPRINT, NOT_VISIBLE),
