@@ -8,6 +8,10 @@ STAMP := $(VENV)/.omniqual-setup
 CAMPAIGN ?= examples/embedded-cpu-tour.yaml
 FULL_CAMPAIGN ?= examples/embedded-cpu-campaign.yaml
 OUT ?= out
+# Launch groups at once: two on a 2-core host overlap start-ups (~25 s each, mostly imports on
+# one core) and output comparisons; gates that measure time or memory still run alone. A bigger
+# host: JOBS=auto (by GPUs, else by cores).
+JOBS ?= 2
 
 .PHONY: setup browser qualify qualify-full test lint unit integration bench clean
 
@@ -30,11 +34,11 @@ browser:
 # modality at least once) against the live embedded target, compile the matrix and render the
 # PR evidence report into $(OUT)/.
 qualify: setup
-	$(BIN)/omniqual run $(CAMPAIGN) --output $(OUT)
+	$(BIN)/omniqual run $(CAMPAIGN) --jobs $(JOBS) --output $(OUT)
 
 # Every row of the embedded matrix with every gate it requires (much longer than the tour).
 qualify-full: setup
-	$(BIN)/omniqual run $(FULL_CAMPAIGN) --output $(OUT)
+	$(BIN)/omniqual run $(FULL_CAMPAIGN) --jobs $(JOBS) --output $(OUT)
 
 lint: setup
 	$(BIN)/ruff check omniqual tests

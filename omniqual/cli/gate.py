@@ -129,8 +129,8 @@ def run_command(
     jobs: str = typer.Option(
         "1", "--jobs", "-j",
         help="Launch groups run at once: a number, or auto (as many as the host's GPUs, else "
-        "its cores, hold); each gets devices of its own, and gates that measure time or memory "
-        "run alone. 1: one after another.",
+        "its cores, hold); each gets devices of its own (a number on a host without GPUs shares "
+        "its cores), and gates that measure time or memory run alone. 1: one after another.",
     ),
 ) -> None:
     """Run a campaign, compile its matrix and render the evidence report."""

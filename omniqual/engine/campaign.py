@@ -32,7 +32,7 @@ from omniqual.engine.events import (
     ignore,
 )
 from omniqual.engine.gate_runner import GateJob, run_gate
-from omniqual.engine.host_share import launch_env, off_loop, sharing_host
+from omniqual.engine.host_share import given_devices, launch_env, off_loop
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
 from omniqual.engine.plan import PlannedGate, done_keys, launch_groups, make_plan
 from omniqual.engine.planned import plan_ready
@@ -158,7 +158,9 @@ async def run_plan(
             async def run_group(group: LaunchGroup) -> None:
                 async with AsyncExitStack() as stack:
                     own = pool
-                    if sharing_host():  # a group's reference runs on its devices, ends with it
+                    # A group given GPUs serves its reference on them, and it ends with the
+                    # group; on a host without GPUs one reference serves every group.
+                    if given_devices():
                         tagged = ReferencePool(book, writer, base, urls, tag=group.lead.recipe.id)
                         own = await stack.enter_async_context(tagged)
                     run = _GroupRun(writer, base, root, command, observe, seed, own, server_pid)

@@ -113,6 +113,12 @@ def sharing_host() -> bool:
     return _slot.get() is not None
 
 
+def given_devices() -> bool:
+    """Whether this code runs in a launch group that was given devices of its own (GPUs)."""
+    slot = _slot.get()
+    return slot is not None and bool(slot.devices)
+
+
 def launch_env() -> dict[str, str]:
     """The environment a launch of this group adds: its devices, when it was given some."""
     slot = _slot.get()

@@ -4,8 +4,11 @@ served by that row's recipe (or the campaign's URL for it) while a run needs it.
 One reference is live at a time and is shared by every candidate that names the same row, so a
 campaign that qualifies several fast paths of one model launches its baseline once. Asking for
 another row stops the live one first (two tiny servers plus a candidate would crowd a small
-host); the pool stops whatever is live when the run's plan ends."""
+host), once no check still uses it: launch groups running at once (``--jobs``) share the pool,
+and one that asks for the row being started waits for that launch instead of making another.
+The pool stops whatever is live when the run's plan ends."""
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -70,6 +73,8 @@ class ReferencePool:
         self._urls = dict(urls or {})
         self._stack: AsyncExitStack | None = None
         self._live: ServedReference | None = None
+        self._users = 0
+        self._changed = asyncio.Condition()
 
     async def __aenter__(self) -> "ReferencePool":
         return self
@@ -82,10 +87,23 @@ class ReferencePool:
 
     @asynccontextmanager
     async def _serving(self, row: RowKey) -> AsyncIterator[ServedReference]:
-        if self._live is None or self._live.row != row:
-            await self._release()
-            self._live = await self._start(row)
-        yield self._live
+        async with self._changed:
+            # Another row's reference is stopped only once no check uses it; a launch under
+            # way holds the lock, so a second check for the same row waits and shares it.
+            await self._changed.wait_for(
+                lambda: self._live is None or self._live.row == row or not self._users
+            )
+            if self._live is None or self._live.row != row:
+                await self._release()
+                self._live = await self._start(row)
+            live = self._live
+            self._users += 1
+        try:
+            yield live
+        finally:
+            async with self._changed:
+                self._users -= 1
+                self._changed.notify_all()
 
     async def _start(self, row: RowKey) -> ServedReference:
         loaded = self._book.recipe_for(row)

@@ -5,6 +5,11 @@ GPUs is shared out by devices: a launch group takes its recipes' ``devices`` (un
 device, so a recipe written without it never shares a GPU it may shard over). A host without
 GPUs is shared out by cores: a group takes its recipes' ``cores`` (unset: 2, one server's
 engine and API processes). A group served at a URL launches nothing here and takes only a job.
+
+``--jobs auto`` never asks for more than the host holds. A number asks for that many groups at
+once: devices are still never shared, but on a host without GPUs the groups then share its cores
+(start-ups and output comparisons overlap, which is what a small host gains from it; a gate that
+measures time or memory still waits for the host to itself, see ``host_share``).
 """
 
 import os
@@ -96,6 +101,8 @@ class Ledger:
 
     host: Host
     jobs: int
+    share_cores: bool = False
+    """The job count was asked for on a host without GPUs: groups share its cores."""
     running: int = 0
     free_cores: int = field(init=False)
     free_devices: list[str] = field(init=False)
@@ -106,7 +113,9 @@ class Ledger:
 
     def take(self, need: Need) -> tuple[str, ...] | None:
         """The devices given to a group that needs ``need``, or None while it does not fit."""
-        fits = need.devices <= len(self.free_devices) and need.cores <= self.free_cores
+        fits = need.devices <= len(self.free_devices) and (
+            self.share_cores or need.cores <= self.free_cores
+        )
         if self.running >= self.jobs or not fits:
             return None
         taken = tuple(self.free_devices[: need.devices])

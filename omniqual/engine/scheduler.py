@@ -100,7 +100,9 @@ async def run_groups(
         for group in groups:
             await run(group)
         return
-    await _concurrently(list(zip(groups, needs, strict=True)), run, Ledger(host, count), host)
+    # A number asked for on a host without GPUs shares its cores (see resources).
+    ledger = Ledger(host, count, share_cores=jobs != "auto" and not host.devices)
+    await _concurrently(list(zip(groups, needs, strict=True)), run, ledger, host)
 
 
 async def _concurrently(

@@ -17,6 +17,7 @@ summary), never as 0/s.
 import asyncio
 import json
 import logging
+import re
 from dataclasses import asdict
 from typing import Any, ClassVar, Literal
 
@@ -37,6 +38,7 @@ from omniqual.checks.soak.phases import (
 from omniqual.checks.soak.resources import judge_resources
 from omniqual.checks.soak.series import PhaseRun, soak_series, stage_accounting
 from omniqual.checks.soak.watch import HealthProbe, ResourceWatch, points_jsonl, resolve_watch_dirs
+from omniqual.checks.workload_budget import budget_measurement
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.evidence import Artifact, Measurement
 from omniqual.domain.outcomes import GateOutcome
@@ -61,6 +63,12 @@ def saturation_rate(result: SaturationResult) -> tuple[float | None, str | None]
     if result.lowest_failing_rate is None:
         return None, f"saturation not bracketed ({result.stop_reason.value})"
     return result.best_rate, None
+
+
+def served_at_once(execution: str | None) -> int:
+    """How many requests the row's execution mode serves together (``request-batch/N…``)."""
+    found = re.match(r"request-batch/(\d+)", execution or "")
+    return max(1, int(found.group(1))) if found else 1
 
 
 class SoakCheck:
@@ -102,8 +110,13 @@ class _Soak:
         if not first.healthy:
             return CheckOutcome(GateOutcome.FAILED, ("before the soak: " + health.describe(first),))
         ctx.progress("soak: warmup and calibration", 0.0)
-        calibration = await calibrate(self.send, params, self.endpoint)
+        calibration = await calibrate(self.send, params, self.endpoint, ctx.gate.budget_s,
+                                      served_at_once(ctx.row.get("execution")))  # fmt: skip
         self.summary["solo_latency_s"] = dict(calibration.solo_s)
+        if calibration.too_slow is not None and ctx.gate.budget_s is not None:
+            return CheckOutcome(GateOutcome.INVALID, (calibration.too_slow,),
+                                measurements=(budget_measurement(ctx.gate.budget_s),),
+                                effective={"summary": self.summary})  # fmt: skip
         if calibration.failures:
             return self._outcome(list(calibration.failures), [], [])
         self.send.bindings = injection_bindings(params, self.endpoint, calibration)

@@ -2,6 +2,7 @@
 phases whose mix carries a small share of injected disconnects / job cancellations."""
 
 import asyncio
+import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 
 from omniqual.checks.load_binding import EntryBinding, Injection, OmniSend
 from omniqual.checks.soak.params import PhaseSpec, ShapeSpec, SoakParams, Validity
+from omniqual.checks.workload_budget import HOST_TOO_SLOW
 from omniqual.loadgen.issuer import IssuerSettings, Send, issue
 from omniqual.loadgen.records import LoadRun, OutcomeStatus, SendOutcome
 from omniqual.loadgen.saturation import (
@@ -40,6 +42,8 @@ class Calibration:
     solo_s: Mapping[str, float]
     weights: Mapping[str, float]
     failures: tuple[str, ...]
+    too_slow: str | None = None
+    """Why the soak's workload cannot fit its budget on this host (calibration stopped)."""
 
     @property
     def mean_service_s(self) -> float:
@@ -62,7 +66,47 @@ async def timed(send: OmniSend, planned: PlannedRequest) -> tuple[SendOutcome, f
     return outcome, time.perf_counter() - started
 
 
-async def calibrate(send: OmniSend, params: SoakParams, endpoint: EndpointKind) -> Calibration:
+def least_soak_requests(params: SoakParams) -> float:
+    """The soak's least workload in solo service times, served one at a time: bracketing the
+    saturation rate takes two probes, and each phase its minimum sample count at its fraction
+    of that rate (a phase at half the saturation rate takes twice its requests' service)."""
+    probes = min(2, params.saturation.max_probes) * params.saturation.probe_requests
+    phases = sum(
+        min(p.requests, params.validity.min_phase_requests) / min(p.factor, 1.0)
+        for p in params.phases
+    )
+    return probes + phases
+
+
+def soak_past_budget(
+    params: SoakParams, fastest_solo_s: float, budget_s: float | None, concurrency: int
+) -> str | None:
+    """The reason when the soak cannot fit ``budget_s`` even if every request were served as
+    fast as the fastest shape was alone, ``concurrency`` at a time; None when it may fit."""
+    if params.saturation.assume_rps is not None:
+        return None  # phases at a given rate: their schedule, not the service time, sets it
+    units = math.ceil(least_soak_requests(params))
+    projected = fastest_solo_s * units / concurrency
+    if budget_s is None or projected <= budget_s:
+        return None
+    together = f", {concurrency} served at once" if concurrency > 1 else ""
+    return (
+        f"{HOST_TOO_SLOW} (measured: the fastest shape's solo request took "
+        f"{fastest_solo_s:.1f} s; the soak's least sample-sufficient workload, {units} such "
+        f"request times{together}, needs about {projected:.0f} s, past the gate's budget of "
+        f"{budget_s:g} s on this host)"
+    )
+
+
+async def calibrate(
+    send: OmniSend,
+    params: SoakParams,
+    endpoint: EndpointKind,
+    budget_s: float | None = None,
+    concurrency: int = 1,
+) -> Calibration:
+    """Solo latency per shape; stops after a shape whose latency already shows the workload
+    cannot fit ``budget_s`` (the rest of the calibration would only spend it)."""
     solo: dict[str, float] = {}
     failures: list[str] = []
     for shape in params.shapes:
@@ -81,6 +125,10 @@ async def calibrate(send: OmniSend, params: SoakParams, endpoint: EndpointKind) 
                 seen.append(latency)
         if seen:
             solo[shape.name] = statistics.median(seen)
+            too_slow = soak_past_budget(params, min(solo.values()), budget_s, concurrency)
+            if too_slow is not None and not failures:
+                weights = {s.name: s.weight for s in params.shapes}
+                return Calibration(solo, weights, (), too_slow)
     return Calibration(solo, {s.name: s.weight for s in params.shapes}, tuple(failures))
 
 

@@ -14,10 +14,11 @@ import pytest
 from omniqual.checks import registry
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, TargetInfo
 from omniqual.deploy.launcher import LaunchedTarget, LaunchError
+from omniqual.domain.axes import RowKey
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
-from omniqual.engine import campaign, host_share, scheduler, targets
+from omniqual.engine import campaign, host_share, references, scheduler, targets
 from omniqual.engine.resources import Host
 from omniqual.engine.targets import ServedTarget
 from omniqual.evidence.store import read_run
@@ -46,6 +47,17 @@ class StepCheck:
         return CheckOutcome(GateOutcome.PASSED)
 
 
+class BaselineCheck(StepCheck):
+    """A gate that compares against row a's deployment (as parity does)."""
+
+    kind: ClassVar[str] = "baseline"
+
+    async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
+        assert ctx.target.recipe is not None and ctx.serve_reference is not None
+        async with ctx.serve_reference(RowKey.parse(ROW_A)):
+            return await super().run(ctx, params)
+
+
 class TimedCheck(StepCheck):
     """A gate that measures time (as soak or fails-fast do)."""
 
@@ -61,6 +73,7 @@ RECIPE = (
 
 
 WORK = "work1, work2, work3"
+ROW_A = "model=m;task=t2i;quantization=none;hardware=cpu"
 
 
 def _project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "",
@@ -68,6 +81,8 @@ def _project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "",
     root = make_project(tmp_path, monkeypatch)
     monkeypatch.setitem(registry.BUILTIN, "step", f"{__name__}:StepCheck")
     monkeypatch.setitem(registry.BUILTIN, "timed", f"{__name__}:TimedCheck")
+    monkeypatch.setitem(registry.BUILTIN, "baseline", f"{__name__}:BaselineCheck")
+    (root / "gates" / "baseline.yaml").write_text("id: baseline\nkind: baseline\nversion: 1\n")
     for gate in ("work1", "work2", "work3"):
         (root / "gates" / f"{gate}.yaml").write_text(f"id: {gate}\nkind: step\nversion: 1\n")
     (root / "gates" / "timed.yaml").write_text("id: timed\nkind: timed\nversion: 1\n")
@@ -87,7 +102,18 @@ def _project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "",
 def fakes(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Launches that take a few loop turns, record the environment a launch would get, and
     fail for the recipes listed in ``fakes["fail"]``; preparation runs in place."""
-    seen: dict[str, Any] = {"envs": {}, "fail": set()}
+    seen: dict[str, Any] = {"envs": {}, "fail": set(), "references": []}
+
+    @asynccontextmanager
+    async def reference(loaded: Any, prepared: Any, writer: Any, url: Any, role: str = "",
+                        tag: str = "") -> AsyncIterator[ServedTarget]:  # fmt: skip
+        seen["references"].append(loaded.recipe.id)
+        for _ in range(3):
+            await asyncio.sleep(0)
+        info = TargetInfo(url=f"http://127.0.0.1:9/ref-{loaded.recipe.id}", recipe=loaded.recipe)
+        yield ServedTarget(info, Provenance(model="m", serve_argv=("serve", "m")))
+
+    seen["reference"] = reference
 
     @asynccontextmanager
     async def served(loaded: Any, prepared: Any, writer: Any, url: Any,
@@ -165,6 +191,32 @@ def test_groups_run_at_once_and_their_results_say_beside_what(
     assert f"b: work1 on {row_b}" in first_a.effective["concurrent_with"]  # type: ignore[operator]
     assert all(r.outcome is GateOutcome.PASSED for r in outcome.results)
     assert "cuda_visible_devices" not in first_a.effective  # a CPU host hands out no devices
+
+
+def test_a_number_asked_for_on_a_two_core_host_shares_its_cores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fakes: dict[str, Any]
+) -> None:
+    """auto keeps a 2-core host to one group; --jobs 2 asks for two, and gets them: start-ups
+    and gates that measure nothing overlap, and the results say beside what."""
+    _host(monkeypatch, Host(cores=2))
+    outcome = _run(_project(tmp_path, monkeypatch), 2)
+    assert LOG.index("start b:work1") < LOG.index("end a:work1")  # they overlapped
+    assert any(r.effective.get("concurrent_with") for r in outcome.results)
+    assert all(r.outcome is GateOutcome.PASSED for r in outcome.results)
+
+
+def test_groups_on_a_host_without_gpus_share_one_reference_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fakes: dict[str, Any]
+) -> None:
+    """Two groups comparing against the same baseline at once launch it once (each launch of
+    a tiny server costs half a minute on a small host)."""
+    root = _project(tmp_path, monkeypatch, a_gates="baseline, work1", b_gates="baseline, work1")
+    monkeypatch.setattr(references, "served", fakes["reference"])
+    monkeypatch.setattr(references, "prepare_model", _prepared)
+    _host(monkeypatch, Host(cores=2))
+    outcome = _run(root, 2)
+    assert all(r.outcome is GateOutcome.PASSED for r in outcome.results)
+    assert fakes["references"] == ["a"]
 
 
 def test_groups_get_disjoint_devices_passed_to_their_launches_and_recorded(

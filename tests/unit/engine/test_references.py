@@ -37,9 +37,8 @@ BOOK = ReferenceBook({
 })  # fmt: skip
 
 
-def test_a_reference_is_launched_once_per_row_and_stopped_at_the_end(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _fake_launches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``up``/``down`` per reference launch, in order; a start-up takes a few loop turns."""
     events: list[str] = []
 
     @asynccontextmanager
@@ -48,6 +47,8 @@ def test_a_reference_is_launched_once_per_row_and_stopped_at_the_end(
         role: str = "", tag: str = "",
     ) -> AsyncIterator[ServedTarget]:  # fmt: skip
         events.append(f"up {loaded.recipe.id} as {role}")
+        for _ in range(3):
+            await asyncio.sleep(0)
         try:
             yield ServedTarget(TargetInfo(url="http://127.0.0.1:1", pid=42), Provenance())
         finally:
@@ -59,6 +60,13 @@ def test_a_reference_is_launched_once_per_row_and_stopped_at_the_end(
         return PreparedModel(None, None, base)
 
     monkeypatch.setattr(references, "prepare_model", prepared)
+    return events
+
+
+def test_a_reference_is_launched_once_per_row_and_stopped_at_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    events = _fake_launches(monkeypatch)
 
     async def scenario() -> list[str]:
         seen = []
@@ -74,6 +82,33 @@ def test_a_reference_is_launched_once_per_row_and_stopped_at_the_end(
         "up qwen-image-tiny as reference", "down qwen-image-tiny",
         "up sd3-tiny as reference", "down sd3-tiny",
     ]  # fmt: skip
+
+
+def test_checks_running_at_once_share_one_launch_and_another_row_waits_for_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Launch groups beside each other (--jobs) share the pool: two checks asking for the same
+    row while it starts get that one launch; a third asking for another row replaces it only
+    after both are done with it."""
+    events = _fake_launches(monkeypatch)
+
+    async def scenario() -> None:
+        async with ReferencePool(BOOK, writer=None, base=Provenance()) as pool:  # type: ignore[arg-type]
+
+            async def use(row: RowKey, name: str, turns: int) -> None:
+                async with pool.serve(row) as served:
+                    events.append(f"{name} uses {served.recipe_id}")
+                    for _ in range(turns):
+                        await asyncio.sleep(0)
+                    events.append(f"{name} done")
+
+            await asyncio.gather(use(SD3, "a", 5), use(SD3, "b", 9), use(QWEN, "c", 1))
+
+    asyncio.run(scenario())
+    assert events.count("up sd3-tiny as reference") == 1
+    assert events.index("down sd3-tiny") > max(events.index("a done"), events.index("b done"))
+    assert events.index("up qwen-image-tiny as reference") > events.index("down sd3-tiny")
+    assert events[-1] == "down qwen-image-tiny" and events[-2] == "c done"
 
 
 def test_a_row_without_a_serving_recipe_is_unavailable() -> None:

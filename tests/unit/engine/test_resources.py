@@ -89,6 +89,15 @@ def test_the_ledger_counts_cores_and_jobs() -> None:
     assert ledger.take(Need(cores=8)) is None and ledger.take(Need(cores=6)) == ()  # 6 free
 
 
+def test_a_ledger_that_shares_cores_still_counts_jobs_and_devices() -> None:
+    cpu = Ledger(TWO_CORES, jobs=2, share_cores=True)
+    assert cpu.take(Need(cores=2)) == () and cpu.take(Need(cores=2)) == ()
+    assert cpu.take(Need(cores=2)) is None  # the jobs asked for are running
+    gpus = Ledger(Host(cores=8, devices=("0", "1")), jobs=4, share_cores=True)
+    assert gpus.take(Need(devices=2)) == ("0", "1")
+    assert gpus.take(Need(devices=1)) is None  # a device is never shared
+
+
 def test_the_host_is_read_from_nvml_or_the_devices_this_process_was_given(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

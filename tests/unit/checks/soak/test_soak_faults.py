@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -240,3 +241,42 @@ def test_soak_of_a_url_target_without_a_watch_directory_is_invalid(tmp_path: Pat
     outcome, _ = run(fake(tmp_path), soak)
     assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
     assert any(r.startswith("soak: no watch directory") for r in outcome.reasons), outcome.reasons
+
+
+def test_shipped_soak_projects_its_least_workload_against_its_budget() -> None:
+    """gates/soak.yaml as shipped: two probes of 15, then 30 requests per phase at 0.5x, 0.85x
+    and (capped at 1x) 1.2x of saturation is 30 + 60 + 35.3 + 30 solo service times. A 1 s
+    request fits the 1200 s budget; a 10 s one (an edit conditioned at 1024x1024 on this host
+    class) cannot, and says so before the workload is sent."""
+    from omniqual.checks.soak.phases import least_soak_requests, soak_past_budget
+    from omniqual.domain.gate import GateSpec
+    from omniqual.specs.source import load_yaml
+
+    doc = load_yaml(Path(__file__).parents[4] / "gates" / "soak.yaml")
+    shipped = GateSpec.model_validate(doc.data)
+    soak = SoakParams.model_validate(shipped.params)
+    assert shipped.budget_s == 1200
+    assert least_soak_requests(soak) == pytest.approx(30 + 60 + 30 / 0.85 + 30)
+    assert soak_past_budget(soak, 1.0, shipped.budget_s, 1) is None
+    reason = soak_past_budget(soak, 10.0, shipped.budget_s, 1)
+    assert reason is not None and reason.startswith("host too slow for this workload")
+    assert "took 10.0 s" in reason and "about 1560 s" in reason
+    # A row that serves two requests together halves the projection: 780 s fits.
+    assert soak_past_budget(soak, 10.0, shipped.budget_s, 2) is None
+    assert soak_module.served_at_once("request-batch/2+50ms") == 2
+    assert soak_module.served_at_once("serial/1") == 1
+
+
+def test_a_soak_that_cannot_fit_its_budget_stops_after_the_first_shape(tmp_path: Path) -> None:
+    """The fake serves each request in at least 10 ms; 200-odd of them cannot fit 0.5 s. The
+    verdict is invalid (host too slow), and the medium shape is never calibrated."""
+    server = fake(tmp_path)
+    searched = params(tmp_path, saturation={"probe_requests": 8, "max_probes": 2})
+    ctx, harness = context("soak", "images-generations", fake=server)
+    ctx = replace(ctx, gate=ctx.gate.model_copy(update={"budget_s": 0.5}))
+    outcome = asyncio.run(SoakCheck().run(ctx, searched))
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert outcome.reasons[0].startswith("host too slow for this workload (measured: the fastest")
+    assert [m.name for m in outcome.measurements] == ["gate_budget"]
+    summary = outcome.effective["summary"]
+    assert list(summary["solo_latency_s"]) == ["small"]  # type: ignore[call-overload,index]
