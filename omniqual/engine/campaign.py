@@ -25,6 +25,7 @@ from omniqual.domain.result import GateResult
 from omniqual.engine import timing
 from omniqual.engine.campaign_scope import mark_left_out
 from omniqual.engine.events import (
+    EngineEvent,
     Observer,
     TargetLost,
     TargetReady,
@@ -39,7 +40,7 @@ from omniqual.engine.planned import plan_ready
 from omniqual.engine.preflight import validate_before_contact
 from omniqual.engine.references import ReferenceBook, ReferencePool
 from omniqual.engine.resources import Jobs
-from omniqual.engine.scheduler import LaunchGroup, pending_groups, run_groups
+from omniqual.engine.scheduler import LaunchGroup, lanes, pending_groups, run_groups
 from omniqual.engine.targets import (
     PreparedModel,
     ServedTarget,
@@ -147,8 +148,12 @@ async def run_plan(
     launch groups run at once (``auto``: as many as the host holds; see the scheduler). Where
     the time went (start-ups, gates) is written to the run as ``timing.json``."""
     done = done_keys(writer.results)
-    observe(plan_ready(work, launch_groups([recipe for recipe, _ in work], urls), done, urls))
-    groups, skipped = pending_groups(work, urls, done, observe)
+    set_aside: list[EngineEvent] = []  # told after the plan, which needs the groups first
+    groups, skipped = pending_groups(work, urls, done, set_aside.append)
+    observe(plan_ready(work, launch_groups([recipe for recipe, _ in work], urls), done, urls,
+                       min(lanes(groups, jobs), max(1, len(groups)))))  # fmt: skip
+    for event in set_aside:
+        observe(event)
     base = base_provenance()
     book = references or ReferenceBook({})
     recorder = timing.TimingRecorder(writer.run_id)

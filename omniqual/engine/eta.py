@@ -4,7 +4,10 @@ measured so far.
 A gate is expected to take the mean of its own measured durations, else of its kind's, else a
 conservative prior for its kind (:data:`GATE_PRIORS_S`); a launch the mean measured start-up,
 else :data:`STARTUP_PRIOR_S`. What is running counts for what it has left of that (never less
-than nothing). Until anything at all was measured the figure is priors only, and says so."""
+than nothing). Until anything at all was measured the figure is priors only, and says so.
+
+With several launch groups at once (``lanes``), gates that measure still run one at a time, and
+everything else (start-ups, the other gates) is shared out among the lanes."""
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,11 +53,11 @@ class Remaining:
 
     gates: Sequence[PlannedItem]
     launches: int
-    running: PlannedItem | None = None
-    running_s: float = 0.0
-    """How long the running gate has run."""
+    running: Sequence[tuple[PlannedItem, float]] = ()
+    """Each gate under way, with how long it has run."""
     launching_s: float | None = None
     """How long a launch under way has been starting (None: none is)."""
+    lanes: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +86,17 @@ def startup_seconds(measured: Measured) -> float:
 
 
 def estimate_left(remaining: Remaining, measured: Measured) -> Estimate:
-    seconds = sum(gate_seconds(item, measured) for item in remaining.gates)
+    alone = shared = 0.0
+    for item in remaining.gates:
+        if item.measures:
+            alone += gate_seconds(item, measured)
+        else:
+            shared += gate_seconds(item, measured)
+    for item, ran in remaining.running:
+        left = max(0.0, gate_seconds(item, measured) - ran)
+        alone, shared = (alone + left, shared) if item.measures else (alone, shared + left)
     startup = startup_seconds(measured)
-    seconds += max(0, remaining.launches) * startup
-    if remaining.running is not None:
-        seconds += max(0.0, gate_seconds(remaining.running, measured) - remaining.running_s)
+    shared += max(0, remaining.launches) * startup
     if remaining.launching_s is not None:
-        seconds += max(0.0, startup - remaining.launching_s)
-    return Estimate(seconds, estimating=not measured.any())
+        shared += max(0.0, startup - remaining.launching_s)
+    return Estimate(alone + shared / max(1, remaining.lanes), estimating=not measured.any())

@@ -15,6 +15,9 @@ class PlannedItem:
     """The gate's check kind (what a duration prior is chosen by)."""
     row: str
     recipe: str
+    measures: bool = False
+    """The gate has the host to itself (it measures time or memory): it runs alone even when
+    launch groups run at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,8 @@ class PlanReady:
     launches: int
     """Launches of a target the items need (a deployment given by URL is never launched)."""
     skipped_as_done: int = 0
+    lanes: int = 1
+    """Launch groups run at once (``--jobs`` as resolved on this host)."""
 
 
 @dataclass(frozen=True, slots=True)

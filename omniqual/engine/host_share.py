@@ -11,7 +11,8 @@ start-up, a gate. Most activities share the host. A gate whose kind measures tim
 takes it whole: it waits until no other group's activity runs, no other group starts one while
 it waits (a waiting measurement goes first), and it keeps the host until it ends. A group's
 server that is up and idle is not an activity. Each activity notes the other groups' activities
-it overlapped; a gate's result records them."""
+it overlapped; a gate's result records them, and a measuring gate also the servers that were up
+(idle) beside its own."""
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -34,6 +35,8 @@ class Activity:
     exclusive: bool
     overlapped: set[str] = field(default_factory=set)
     """The other groups' activities that ran at any moment of this one."""
+    servers_beside: tuple[str, ...] = ()
+    """Servers up (idle: nothing else runs) when a measuring activity began, its own aside."""
 
     def describe(self) -> str:
         return f"{self.recipe}: {self.label}"
@@ -47,6 +50,8 @@ class HostShare:
         self._waiting: list[Activity] = []
         """Exclusive activities waiting, first come first."""
         self._changed = asyncio.Event()
+        self.servers: list[tuple[str, str]] = []
+        """(group, label) of every server up now, whichever group launched it."""
         self.preparing = asyncio.Lock()
         """One model preparation at a time: two groups may build the same cached checkpoint."""
 
@@ -72,6 +77,10 @@ class HostShare:
             if activity.exclusive:
                 self._waiting.remove(activity)
                 self._notify()  # activities held back by this one's wait may start
+        if activity.exclusive:
+            own = (activity.group, server_label(activity.recipe, ""))
+            beside = (label for group, label in self.servers if (group, label) != own)
+            activity.servers_beside = tuple(sorted(beside))
         for other in self._running:
             if other.group != activity.group:
                 other.overlapped.add(activity.describe())
@@ -119,6 +128,26 @@ def given_devices() -> bool:
     return slot is not None and bool(slot.devices)
 
 
+def server_label(recipe: str, role: str) -> str:
+    return f"{recipe} ({role or 'target'})"
+
+
+@contextmanager
+def server_up(recipe: str, role: str) -> Iterator[None]:
+    """A server of this group is up for the block, busy or idle: a gate of any group that
+    measures meanwhile records it beside itself."""
+    slot = _slot.get()
+    if slot is None:
+        yield
+        return
+    entry = (slot.group, server_label(recipe, role))
+    slot.share.servers.append(entry)
+    try:
+        yield
+    finally:
+        slot.share.servers.remove(entry)
+
+
 def launch_env() -> dict[str, str]:
     """The environment a launch of this group adds: its devices, when it was given some."""
     slot = _slot.get()
@@ -157,6 +186,8 @@ def evidence(held: Activity | None) -> dict[str, JsonValue]:
         return {}
     beside: list[JsonValue] = [*sorted(held.overlapped)]
     found: dict[str, JsonValue] = {"concurrent_with": beside}
+    if held.exclusive:
+        found["servers_up_beside"] = [*held.servers_beside]
     if slot.devices:
         found["cuda_visible_devices"] = ",".join(slot.devices)
     return found

@@ -5,7 +5,7 @@ and its lead recipe is neither a URL recipe nor overridden by a URL."""
 
 from collections.abc import Mapping, Sequence
 
-from omniqual.checks.registry import resolve
+from omniqual.checks.registry import measures, resolve
 from omniqual.domain.recipe import RecipeKind
 from omniqual.engine.events import PlannedItem, PlanReady
 from omniqual.engine.plan import DoneKey, PlannedGate, is_done
@@ -17,6 +17,7 @@ def plan_ready(
     groups: Sequence[Sequence[int]],
     done: set[DoneKey],
     urls: Mapping[str, str] | None = None,
+    lanes: int = 1,
 ) -> PlanReady:
     """``groups`` are positions of ``work`` that share one launch (``plan.launch_groups``)."""
     items: list[PlannedItem] = []
@@ -32,12 +33,12 @@ def plan_ready(
                     todo.append((recipe, item))
         if not todo:
             continue
-        items.extend(
-            PlannedItem(item.gate.spec.id, item.gate.spec.kind, str(item.row), recipe.recipe.id)
-            for recipe, item in todo
-        )
+        for recipe, item in todo:
+            kind = item.gate.spec.kind
+            items.append(PlannedItem(item.gate.spec.id, kind, str(item.row), recipe.recipe.id,
+                                     measures(resolve(kind))))  # fmt: skip
         lead = todo[0][0].recipe
         launched = lead.id not in (urls or {}) and lead.kind is not RecipeKind.URL
         if launched and any(resolve(i.gate.spec.kind).needs == "server" for _, i in todo):
             launches += 1
-    return PlanReady(tuple(items), launches, skipped)
+    return PlanReady(tuple(items), launches, skipped, lanes)

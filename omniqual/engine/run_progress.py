@@ -38,7 +38,9 @@ class RunProgress:
         self.gate: Activity | None = None
         self.launch: Activity | None = None
         self._pending: list[PlannedItem] = []
-        self._running: PlannedItem | None = None
+        self._running: dict[tuple[str, str], tuple[PlannedItem, float]] = {}
+        """Gates under way (several when launch groups run at once), with when they began."""
+        self._lanes = 1
         self._by_gate: dict[str, list[float]] = {}
         self._by_kind: dict[str, list[float]] = {}
         self._startups: list[float] = []
@@ -50,6 +52,7 @@ class RunProgress:
             self.planned += len(event.items)
             self.planned_launches += event.launches
             self._pending.extend(event.items)
+            self._lanes = max(1, event.lanes)
         elif isinstance(event, TargetStarting):
             self.launches_started += 1
             self.launch = Activity(event.recipe, "", now)
@@ -60,7 +63,9 @@ class RunProgress:
         elif isinstance(event, GateStarted):
             self.started += 1
             self.gate = Activity(event.gate, event.row, now)
-            self._running = self._take(event.gate, event.row)
+            taken = self._take(event.gate, event.row)
+            if taken is not None:
+                self._running[(event.gate, event.row)] = (taken, now)
         elif isinstance(event, GateProgress) and self.gate is not None:
             self.gate = replace(self.gate, note=event.message)
         elif isinstance(event, GateFinished):
@@ -69,7 +74,11 @@ class RunProgress:
             self._by_gate.setdefault(result.gate_id, []).append(seconds)
             self._by_kind.setdefault(result.gate_kind, []).append(seconds)
             self.finished += 1
-            self.gate, self._running = None, None
+            self._running.pop((result.gate_id, result.row), None)
+            if self.gate is not None and (self.gate.name, self.gate.row) == (
+                result.gate_id, result.row
+            ):
+                self.gate = None
 
     def _take(self, gate: str, row: str) -> PlannedItem | None:
         for position, item in enumerate(self._pending):
@@ -87,8 +96,8 @@ class RunProgress:
         remaining = Remaining(
             gates=self._pending,
             launches=max(0, self.planned_launches - self.launches_started),
-            running=self._running,
-            running_s=now - self.gate.since if self.gate is not None else 0.0,
+            running=[(item, now - since) for item, since in self._running.values()],
             launching_s=now - self.launch.since if self.launch is not None else None,
+            lanes=self._lanes,
         )
         return estimate_left(remaining, self.measured())

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from omniqual.checks.registry import measures, resolve
 from omniqual.engine.events import GateSkippedAsDone, Observer
 from omniqual.engine.host_share import HostShare, Slot, placed
 from omniqual.engine.plan import DoneKey, PlannedGate, is_done, launch_groups
@@ -73,10 +74,45 @@ def pending_groups(
     return groups, skipped
 
 
+def measuring(group: LaunchGroup) -> bool:
+    """Whether any of the group's gates measures time or memory (has the host to itself)."""
+    return any(
+        measures(resolve(item.gate.spec.kind)) for _, items in group.members for item in items
+    )
+
+
+def interleaved(groups: Sequence[LaunchGroup]) -> list[LaunchGroup]:
+    """``groups`` in an order for running several at once: the groups that measure spread
+    evenly among those that do not, each kind in plan order. A measuring gate holds the host
+    alone, so two measuring groups side by side mostly wait on each other; beside one that only
+    starts a server and compares outputs, the waiting is what the measurement itself takes."""
+    heavy = [g for g in groups if measuring(g)]
+    light = [g for g in groups if not measuring(g)]
+    if not heavy or not light:
+        return list(groups)
+    ordered: list[LaunchGroup] = []
+    share = len(light) / len(heavy)
+    for index, group in enumerate(heavy):
+        ordered.append(group)
+        ordered.extend(light[round(index * share) : round((index + 1) * share)])
+    return ordered
+
+
 def need_of(group: LaunchGroup, host: Host) -> Need:
     """What the group occupies: its recipes' declarations. A recipe the campaign points at a
     URL still counts (its refusal or sweep gates launch it here); a ``url`` recipe does not."""
     return group_need([recipe.recipe for recipe, _ in group.members], host)
+
+
+def lanes(groups: Sequence[LaunchGroup], jobs: Jobs, host: Host | None = None) -> int:
+    """How many groups run at once under ``jobs`` on ``host`` (default: this one); more than 1
+    runs even one group as a scheduled one (its results say what ran beside them: nothing)."""
+    if jobs != "auto" and jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    if jobs != "auto":
+        return jobs
+    host = host or host_resources()
+    return auto_jobs(host, [need_of(group, host) for group in groups])
 
 
 async def run_groups(
@@ -87,22 +123,18 @@ async def run_groups(
     host: Host | None = None,
 ) -> None:
     """``run`` every group; with ``jobs`` above 1 (or ``auto`` sizing above 1), several at once."""
-    if jobs != "auto" and jobs < 1:
-        raise ValueError(f"jobs must be at least 1, not {jobs}")
-    if jobs == 1:
+    count = lanes(groups, jobs, host)
+    if count == 1:  # ``auto`` on a host that holds one group: exactly as --jobs 1
         for group in groups:
             await run(group)
         return
     host = host or host_resources()
     needs = [need_of(group, host) for group in groups]
-    count = auto_jobs(host, needs) if jobs == "auto" else jobs
-    if count == 1:  # ``auto`` on a host that holds one group: exactly as --jobs 1
-        for group in groups:
-            await run(group)
-        return
     # A number asked for on a host without GPUs shares its cores (see resources).
     ledger = Ledger(host, count, share_cores=jobs != "auto" and not host.devices)
-    await _concurrently(list(zip(groups, needs, strict=True)), run, ledger, host)
+    pairs = dict(zip(map(id, groups), needs, strict=True))
+    ordered = [(group, pairs[id(group)]) for group in interleaved(groups)]
+    await _concurrently(ordered, run, ledger, host)
 
 
 async def _concurrently(

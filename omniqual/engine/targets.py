@@ -256,8 +256,9 @@ async def served(
             temp_dirs=(temp_dir,), label=f"{recipe.id} @ {target.url}",
         )  # fmt: skip
         configs = store_deploy_configs(writer, target.command)
-        yield ServedTarget(info, launched_provenance(prepared, target.command), configs=configs,
-                           startup_s=target.time_to_ready_s)  # fmt: skip
+        with host_share.server_up(recipe.id, role):
+            yield ServedTarget(info, launched_provenance(prepared, target.command),
+                               configs=configs, startup_s=target.time_to_ready_s)  # fmt: skip
     finally:
         await asyncio.to_thread(stop, target)
         timing.launch_stopped(handle)

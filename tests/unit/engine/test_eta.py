@@ -53,10 +53,22 @@ def test_remaining_gates_and_launches_use_the_measured_means() -> None:
 
 def test_what_is_under_way_counts_for_what_it_has_left_and_never_below_nothing() -> None:
     measured = Measured(by_kind={"soak": [100.0]}, startups=[60.0])
-    under_way = Remaining([], launches=0, running=SOAK, running_s=30.0, launching_s=45.0)
+    under_way = Remaining([], launches=0, running=[(SOAK, 30.0)], launching_s=45.0)
     assert estimate_left(under_way, measured).seconds == 70.0 + 15.0
-    overdue = Remaining([], launches=0, running=SOAK, running_s=130.0, launching_s=90.0)
+    overdue = Remaining([], launches=0, running=[(SOAK, 130.0)], launching_s=90.0)
     assert estimate_left(overdue, measured).seconds == 0.0
+
+
+def test_with_lanes_measuring_gates_stay_one_at_a_time_and_the_rest_is_shared_out() -> None:
+    """Two launch groups at once: a soak still has the host to itself, start-ups and a
+    contract run beside each other's."""
+    measured = Measured(by_kind={"soak": [100.0], "api_contract": [20.0]}, startups=[30.0])
+    soak, contract = item("soak", "soak"), item("api-contract", "api_contract")
+    soak = PlannedItem(soak.gate, soak.kind, soak.row, soak.recipe, measures=True)
+    plan = Remaining([soak, soak, contract, contract], launches=2, running=[(contract, 5.0)])
+    assert estimate_left(plan, measured).seconds == 200.0 + 20.0 * 2 + 15.0 + 2 * 30.0
+    two = Remaining(plan.gates, plan.launches, plan.running, lanes=2)
+    assert estimate_left(two, measured).seconds == 200.0 + (40.0 + 15.0 + 60.0) / 2
 
 
 def test_one_measured_start_up_is_enough_to_stop_estimating() -> None:

@@ -172,3 +172,35 @@ def test_blocking_work_runs_in_a_thread_only_when_groups_share_the_host() -> Non
             return await where()
 
     assert asyncio.run(placed_where()) != here
+
+
+def test_a_measuring_activity_records_the_servers_up_beside_its_own() -> None:
+    """Idle servers are not activities (they do not hold a measurement back), but they hold
+    memory: a measuring gate records every server up when it began, its own target aside."""
+    seen: dict[str, list[object]] = {}
+
+    async def scenario() -> None:
+        share = HostShare()
+        x, y = Slot("x", share), Slot("y", share)
+        x_up, y_done = asyncio.Event(), asyncio.Event()
+
+        async def x_serves() -> None:
+            with host_share.server_up("sd3", ""), host_share.server_up("sd3", "reference"):
+                x_up.set()
+                await y_done.wait()
+
+        async def y_measures() -> None:
+            await x_up.wait()
+            with host_share.server_up("wan", ""):
+                async with host_share.activity("soak", recipe="wan", exclusive=True) as held:
+                    seen["measuring"] = host_share.evidence(held)["servers_up_beside"]  # type: ignore[assignment]
+                async with host_share.activity("parity", recipe="wan") as held:
+                    seen["comparing"] = [k for k in host_share.evidence(held)]
+            y_done.set()
+
+        await asyncio.gather(_in(x, x_serves), _in(y, y_measures))
+        assert share.servers == []
+
+    asyncio.run(scenario())
+    assert seen["measuring"] == ["sd3 (reference)", "sd3 (target)"]
+    assert seen["comparing"] == ["concurrent_with"]  # only a measuring gate lists idle servers
