@@ -106,6 +106,13 @@ class ClientTimeouts:
         )
 
 
+KEEPALIVE_EXPIRY_S = 2.0
+"""How long an idle connection is kept for reuse: well under the 5 s after which uvicorn (the
+server vLLM-Omni runs on; ``VLLM_HTTP_TIMEOUT_KEEP_ALIVE``) closes an idle one. At an equal 5 s,
+a request sent on a connection the server is closing that instant is lost ("Server disconnected
+without sending a response"): a failure the client causes and a soak would blame on the server."""
+
+
 class OmniClient:
     """Async client bound to one server; use as `async with OmniClient(url) as client:`."""
 
@@ -127,7 +134,8 @@ class OmniClient:
             timeout=self.timeouts.to_httpx(),
             transport=transport,
             limits=httpx.Limits(
-                max_connections=max_connections, max_keepalive_connections=max_connections
+                max_connections=max_connections, max_keepalive_connections=max_connections,
+                keepalive_expiry=KEEPALIVE_EXPIRY_S,
             ),
             follow_redirects=False,
             trust_env=False,  # no proxy from the environment may sit between us and the target

@@ -282,3 +282,20 @@ def test_send_raw_refuses_two_kinds_of_body(drive: Drive) -> None:
 
     with pytest.raises(ValueError, match="at most one"):
         drive(scenario)
+
+
+def test_an_idle_connection_is_dropped_well_before_the_server_closes_it() -> None:
+    """vLLM-Omni's server closes a connection idle for 5 s (VLLM_HTTP_TIMEOUT_KEEP_ALIVE); a
+    client that keeps one as long sends requests into the close now and then, and loses them
+    ("Server disconnected without sending a response"). The pool lets idle ones go at 2 s."""
+    import asyncio
+
+    from omniqual.client.client import KEEPALIVE_EXPIRY_S, OmniClient
+
+    async def pool_expiry() -> float:
+        async with OmniClient("http://127.0.0.1:9") as client:
+            pool = client._http._transport._pool  # type: ignore[attr-defined]
+            return float(pool._keepalive_expiry)
+
+    assert KEEPALIVE_EXPIRY_S <= 2.5 < 5.0
+    assert asyncio.run(pool_expiry()) == KEEPALIVE_EXPIRY_S

@@ -17,11 +17,9 @@ KINDS = {"soak": "soak", "parity": "candidate_parity", "contract": "api_contract
 
 def _group(name: str, *gates: str) -> LaunchGroup:
     recipe = LaunchRecipe(id=name, description="d", kind="url", url="http://h:1")
-    planned = [
-        PlannedGate(LoadedGate(GateSpec(id=g, kind=KINDS[g], version=1), Path(g), "0",
-                               Selector.parse("")), RowKey((("model", name),)))  # fmt: skip
-        for g in gates
-    ]
+    row = RowKey((("model", name),))
+    specs = [GateSpec(id=g, kind=KINDS[g], version=1) for g in gates]
+    planned = [PlannedGate(LoadedGate(s, Path(s.id), "0", Selector.parse("")), row) for s in specs]
     return LaunchGroup([(LoadedRecipe(recipe, Path(name), 1), planned)], None)
 
 

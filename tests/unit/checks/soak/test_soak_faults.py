@@ -272,7 +272,7 @@ def test_a_soak_that_cannot_fit_its_budget_stops_after_the_first_shape(tmp_path:
     verdict is invalid (host too slow), and the medium shape is never calibrated."""
     server = fake(tmp_path)
     searched = params(tmp_path, saturation={"probe_requests": 8, "max_probes": 2})
-    ctx, harness = context("soak", "images-generations", fake=server)
+    ctx, _ = context("soak", "images-generations", fake=server)
     ctx = replace(ctx, gate=ctx.gate.model_copy(update={"budget_s": 0.5}))
     outcome = asyncio.run(SoakCheck().run(ctx, searched))
     assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
