@@ -329,8 +329,10 @@ class ModelCard(_Wire):
     id: str
     object: str = "model"
     root: str | None = None
+    parent: str | None = None
     owned_by: str | None = None
     created: int | None = None
+    max_model_len: int | None = None
 
 
 class ModelList(_Wire):

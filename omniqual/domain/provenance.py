@@ -1,5 +1,9 @@
 """Revisions every result is recorded against; evidence at another revision is stale."""
 
+import hashlib
+import json
+from datetime import datetime
+
 from pydantic import BaseModel, ConfigDict, Field
 
 REVISION_FIELDS: tuple[str, ...] = (
@@ -9,8 +13,19 @@ REVISION_FIELDS: tuple[str, ...] = (
     "vllm_omni_commit",
     "vllm_version",
     "serve_config_sha256",
+    "served_identity_sha256",
 )
 """Fields that make evidence stale when they differ from the matrix's target revision."""
+
+IDENTITY_FIELDS: tuple[str, ...] = (
+    "checkpoint_sha256",
+    "serve_config_sha256",
+    "served_identity_sha256",
+)
+"""What names the deployment a result measured: the checkpoint and serve configuration of a
+launch, or what a deployment given by URL showed of itself. A result recording none of them (a
+URL result of an older omniqual) is of a deployment nobody can tell from another, so it
+combines with no other result: unknown never equals unknown."""
 
 UNKNOWN = "unknown"
 """A deployment fact the harness looked for and could not establish (a URL server that does not
@@ -22,6 +37,43 @@ HARNESS_HOST = "harness-host"
 """A target launched on the host omniqual runs on: the run's fingerprint describes it."""
 NOT_VISIBLE = "not-visible"
 """A target given by URL: the harness cannot see the host it runs on."""
+
+
+class ServedModel(BaseModel):
+    """One card of ``GET /v1/models``, without its ``created`` (the time of the request)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    root: str | None = None
+    parent: str | None = None
+    max_model_len: int | None = None
+
+
+class ServedDeployment(BaseModel):
+    """What a deployment given by URL showed of itself, asked without creating work: everything
+    that tells one running server from another. Results combine only where it agrees."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str
+    models: tuple[ServedModel, ...] = Field(min_length=1)
+    version: dict[str, str] = Field(
+        default_factory=dict, description="``GET /version`` as answered ({}: no answer)."
+    )
+    openapi_sha256: str | None = Field(
+        default=None, description="sha256 of the ``GET /openapi.json`` body (None: no answer)."
+    )
+    started_at: datetime | None = Field(
+        default=None,
+        description="The server process's start (``process_start_time_seconds`` on /metrics; "
+        "None where not exposed): a restart is another deployment.",
+    )
+
+    def sha256(self) -> str:
+        """The identity as one value: sha256 of this record's canonical JSON."""
+        text = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class Provenance(BaseModel):
@@ -60,6 +112,14 @@ class Provenance(BaseModel):
     )
     omniqual_version: str | None = None
     omniqual_commit: str | None = None
+    served: ServedDeployment | None = Field(
+        default=None,
+        description="What a deployment given by URL showed of itself (None: launched, or a "
+        "record written before it was kept).",
+    )
+    served_identity_sha256: str | None = Field(
+        default=None, description="``served.sha256()``: the served identity as a revision."
+    )
 
     def differing_revisions(self, target: "Provenance") -> list[str]:
         """Revision fields the target pins (non-empty) that this record disagrees with."""

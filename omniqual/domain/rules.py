@@ -11,8 +11,10 @@ Order of the table (first match wins):
  1    every ``unsupported_by`` gate passed AND (every ``requires`` gate        not tested
       passed, or the declared ``limited`` gates passed): conflicting
  2    the results the state would rest on (rows 3-6) differ in a revision      not tested
-      (checkpoint, model revision, vLLM-Omni version/commit, serve config;
-      unknown differs from every known value): mixed evidence
+      (checkpoint, model revision, vLLM-Omni version/commit, serve config,
+      served identity; unknown differs from every known value), or there
+      are several and they name no deployment (no checkpoint, serve config
+      or served identity: unknown never equals unknown): mixed evidence
  3    every ``requires`` gate's latest usable result passed, with artifacts,    validated
       and none carries a reproduced contract deviation
  4    as 3, but some of those results carry reproduced deviations             limited
@@ -40,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from omniqual.domain.outcomes import CellState, GateOutcome
-from omniqual.domain.provenance import REVISION_FIELDS
+from omniqual.domain.provenance import IDENTITY_FIELDS, REVISION_FIELDS
 
 Revisions = tuple[str | None, ...]
 """One value per ``REVISION_FIELDS`` entry, None where unknown."""
@@ -250,6 +252,21 @@ def mixed_revisions(items: Sequence[EvidenceItem]) -> str | None:
     return "evidence from different checkpoints/servers: " + "; ".join(listed)
 
 
+_IDENTITY = tuple(REVISION_FIELDS.index(name) for name in IDENTITY_FIELDS)
+
+
+def unidentified(items: Sequence[EvidenceItem]) -> str | None:
+    """The reason, when several ``items`` name no deployment: two results that both say
+    "unknown" may come from two servers, so they are never taken as one."""
+    if len(items) < 2:
+        return None
+    blind = sorted(i.gate_id for i in items if all(i.revisions[k] is None for k in _IDENTITY))
+    if not blind:
+        return None
+    return ("evidence from deployments nobody can tell apart (no checkpoint, serve config or "
+            f"served identity recorded): {', '.join(blind)}")  # fmt: skip
+
+
 def _deviations(items: Sequence[EvidenceItem]) -> tuple[str, ...]:
     return tuple(sorted({d for i in items for d in i.limitations}))
 
@@ -285,7 +302,7 @@ def derive_state(
         state: CellState, names: tuple[str, ...], reason: str | None, limitation: str | None = None
     ) -> Derivation:
         behind = items(names)
-        mix = mixed_revisions(behind)
+        mix = mixed_revisions(behind) or unidentified(behind)
         if mix is not None:
             return Derivation(CellState.NOT_TESTED, (mix, *notes), stale=stale)
         head = (reason,) if reason else ()

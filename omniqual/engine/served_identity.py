@@ -2,15 +2,20 @@
 
 A URL says nothing about the rows it realizes. The server is asked, without creating any work:
 ``GET /v1/models`` (the served model id and the path it was loaded from), ``GET /version`` (vLLM's
-release; vLLM-Omni's only where a build reports it) and ``OPTIONS`` on each API mode's endpoint
-(404: no such route). A row is consistent with the deployment when its recipe could be serving
-that model id, its API mode's endpoint exists, and its recipe is not one expected to be refused.
-Rows realized by one recipe are one deployment; a result may land only when exactly one
-deployment remains.
+release; vLLM-Omni's only where a build reports it), ``OPTIONS`` on each API mode's endpoint
+(404: no such route) and what tells its process from another (:mod:`.served_instance`). A row is
+consistent with the deployment when its recipe could be serving that model id, its API mode's
+endpoint exists, and its recipe is not one expected to be refused. Rows realized by one recipe
+are one deployment; a result may land only when exactly one deployment remains.
+
+A server that names no model cannot be bound to any row: identifying it fails, and nothing is
+recorded. What it did show is recorded with every result as its served identity, and results
+combine in a row only when theirs agree (:data:`omniqual.domain.provenance.IDENTITY_FIELDS`).
 """
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 import httpx
@@ -19,8 +24,9 @@ from omniqual.client.client import OmniClient
 from omniqual.client.errors import ClientError
 from omniqual.domain.axes import RowKey
 from omniqual.domain.contract import ENDPOINT_PATHS
-from omniqual.domain.provenance import UNKNOWN, Provenance
+from omniqual.domain.provenance import UNKNOWN, Provenance, ServedDeployment, ServedModel
 from omniqual.domain.recipe import Expectation, LaunchRecipe, RecipeKind
+from omniqual.engine import served_instance
 
 REQUEST_AXES: frozenset[str] = frozenset({"task", "api_mode", "output_transport", "shape_schedule"})
 """Axes a request chooses (the task is the request's ``extra_params.task``); every other axis is
@@ -28,6 +34,10 @@ a property of the deployment, which its recipe must declare."""
 
 _OMNI_VERSION_KEYS = ("vllm_omni_version", "omni_version")
 _OMNI_COMMIT_KEYS = ("vllm_omni_commit", "omni_commit", "commit")
+
+
+class DeploymentUnidentified(ClientError):
+    """A deployment given by URL did not name the model it serves: no row can be bound to it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +51,12 @@ class ServedIdentity:
     vllm_version: str
     vllm_omni_version: str
     vllm_omni_commit: str
+    cards: tuple[ServedModel, ...] = ()
+    """Every card as recorded (empty: one bare card per ``model_ids`` entry)."""
+    version_body: tuple[tuple[str, str], ...] = ()
+    """``GET /version`` as answered, sorted (empty: no answer)."""
+    openapi_sha256: str | None = None
+    started_at: datetime | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -50,8 +66,22 @@ class ServedIdentity:
         served = ", ".join(self.model_ids) or "no model id (GET /v1/models did not answer)"
         return f"{self.url} serves {served}"
 
+    def deployment(self) -> ServedDeployment:
+        """What the deployment showed of itself, as recorded with each result."""
+        if not self.model_ids:
+            raise DeploymentUnidentified(_unidentified(self.url, "named no model"))
+        return ServedDeployment(
+            base_url=self.url.rstrip("/"),
+            models=self.cards or tuple(ServedModel(id=i) for i in self.model_ids),
+            version=dict(self.version_body),
+            openapi_sha256=self.openapi_sha256,
+            started_at=self.started_at,
+        )
+
     def provenance(self, base: Provenance) -> Provenance:
-        """What the evidence can say about this deployment: only what it reported."""
+        """What the evidence can say about this deployment: only what it reported, and the
+        served identity that keeps its results apart from every other server's."""
+        served = self.deployment()
         return base.model_copy(
             update={
                 "model": self.model_ids[0] if self.model_ids else UNKNOWN,
@@ -64,19 +94,29 @@ class ServedIdentity:
                 "serve_argv": (),
                 "source": "reported",
                 "target_host": "not-visible",
+                "served": served,
+                "served_identity_sha256": served.sha256(),
             }
         )
+
+
+def _unidentified(url: str, what: str) -> str:
+    return (f"{url}: GET /v1/models {what}, so the deployment cannot be identified: a result "
+            "could land on another model's row, and nothing was recorded")  # fmt: skip
 
 
 async def identify_deployment(
     url: str, *, transport: httpx.AsyncBaseTransport | None = None
 ) -> ServedIdentity:
-    """Ask ``url`` what it serves; a question it does not answer stays unknown."""
+    """Ask ``url`` what it serves; a question it does not answer stays unknown, except the
+    served model, without which the deployment is not identified (DeploymentUnidentified)."""
     async with OmniClient(url, transport=transport) as client:
         try:
             cards = (await client.models()).data
-        except ClientError:
-            cards = []
+        except ClientError as exc:
+            raise DeploymentUnidentified(_unidentified(url, f"failed ({exc})")) from exc
+        if not cards:
+            raise DeploymentUnidentified(_unidentified(url, "listed no model"))
         try:
             reported = (await client.version()).model_dump()
         except ClientError:
@@ -87,6 +127,8 @@ async def identify_deployment(
                 endpoints[mode] = await client.route_exists(path)
             except ClientError:
                 endpoints[mode] = None
+        openapi = await served_instance.openapi_sha256(client)
+        started = await served_instance.started_at(client)
     return ServedIdentity(
         url=url,
         model_ids=tuple(card.id for card in cards),
@@ -95,6 +137,13 @@ async def identify_deployment(
         vllm_version=_first(reported, ("version",)),
         vllm_omni_version=_first(reported, _OMNI_VERSION_KEYS),
         vllm_omni_commit=_first(reported, _OMNI_COMMIT_KEYS),
+        cards=tuple(
+            ServedModel(id=c.id, root=c.root, parent=c.parent, max_model_len=c.max_model_len)
+            for c in cards
+        ),
+        version_body=tuple(sorted((k, str(v)) for k, v in reported.items() if v is not None)),
+        openapi_sha256=openapi,
+        started_at=started,
     )
 
 
@@ -157,7 +206,9 @@ def judge_row(
     if recipe is not None and recipe.expect is Expectation.REJECTS:
         why = f"its recipe {recipe.id!r} is expected to be refused at startup, yet this serves"
         return RowVerdict(row, deployment, why)
-    if identity.names and not expected.matches(identity.names):
+    if not identity.names:
+        return RowVerdict(row, deployment, "the server named no model in GET /v1/models")
+    if not expected.matches(identity.names):
         why = f"it serves {expected.describe()}, not {identity.names[0]}"
         return RowVerdict(row, deployment, why)
     mode = row.get("api_mode")

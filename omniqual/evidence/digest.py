@@ -45,6 +45,7 @@ class ProvenanceDigest(BaseModel):
     vllm_omni_commit: str | None = None
     vllm_version: str | None = None
     serve_config_sha256: str | None = None
+    served_identity_sha256: str | None = None
     target_host: str | None = None
     """Whether the target ran on the harness host (``harness-host``) or is not visible."""
 

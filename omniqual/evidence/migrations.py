@@ -14,7 +14,10 @@ Format history of ``GateResult`` (``RESULT_SCHEMA_VERSION``):
     provenance's ``serve_config_sha256`` (absent = unknown). ``gate_spec_sha256`` now hashes the
     gate file with every contract or mapping it names (a gate naming none keeps its old hash);
     a record without it is judged by ``gate_version`` alone, and says so. ``startup_only`` is
-    no longer written; a record carrying ``true`` compiles as not evidence.
+    no longer written; a record carrying ``true`` compiles as not evidence. The provenance's
+    ``served`` and ``served_identity_sha256`` are optional too (what a URL deployment showed of
+    itself; absent = not recorded: such a URL result names no deployment and combines with no
+    other result).
 
 To change a format: bump the version in :mod:`omniqual.domain`, add the old version's
 ``migrate(dict) -> dict`` to the registry below under the version it upgrades *from*, and add a

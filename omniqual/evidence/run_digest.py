@@ -31,10 +31,10 @@ from omniqual.evidence.chain import chain_head
 from omniqual.evidence.digest import ArtifactDigest, ProvenanceDigest, ResultDigest
 
 DIGEST_NAME = "digest.npz"
-FORMAT = 3
+FORMAT = 4
 """Bumped whenever what a digest holds changes: a digest of another format is stale.
 2: the journal stamp records the chain head; 3: each result's target host and the host it was
-measured on."""
+measured on; 4: each result's served identity (a revision)."""
 TAIL_BYTES = 1 << 16
 NAIVE = -(1 << 31)
 """UTC offset recorded for a time written without a zone."""

@@ -156,8 +156,9 @@ def parameter_table(
     return Table("Requested and effective parameters", headers, tuple(rows), links=tuple(hrefs))
 
 
-# The argv is long and per recipe: it gets its own table rather than a column.
-_PROVENANCE_FIELDS = tuple(f for f in Provenance.model_fields if f != "serve_argv")
+# The argv is long and per recipe: it gets its own table rather than a column. The served
+# identity's record is a column by its hash.
+_PROVENANCE_FIELDS = tuple(f for f in Provenance.model_fields if f not in ("serve_argv", "served"))
 
 
 def revision_table(results: Iterable[GateResult]) -> Table:

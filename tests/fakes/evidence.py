@@ -18,6 +18,9 @@ FINGERPRINT = EnvironmentFingerprint(
     cpu_count=2, memory_total_bytes=1 << 34, python="CPython 3.11", omniqual_version="0.1.0",
 )  # fmt: skip
 
+LAUNCHED = Provenance(vllm_omni_version="0.30.0", serve_config_sha256="5" * 64, source="launched")
+"""A launch's provenance: its serve config names the deployment, so its results combine."""
+
 
 def result(
     writer: RunWriter,
@@ -40,7 +43,7 @@ def result(
     return GateResult(
         result_id=uuid.uuid4().hex, run_id=writer.run_id, gate_id=gate, gate_version=1,
         gate_kind="test", row=row, outcome=outcome, reasons=reasons, target="test",
-        artifacts=artifacts, provenance=provenance or Provenance(vllm_omni_version="0.30.0"),
+        artifacts=artifacts, provenance=provenance or LAUNCHED,
         started_at=T0 + timedelta(minutes=minute), finished_at=T0 + timedelta(minutes=minute),
     )  # fmt: skip
 

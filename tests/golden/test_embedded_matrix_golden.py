@@ -37,7 +37,9 @@ FP8 = SD3.format(ex="serial/1", q="fp8-online-dit", off="resident")
 
 def test_embedded_matrix_renders_as_recorded(tmp_path: Path) -> None:
     loaded = load_project_matrix(ROOT / "matrices" / "embedded-cpu.yaml")
-    at = Provenance(vllm_omni_version="0.30.0")
+    # As a launch of the embedded recipe records it: its checkpoint and serve config name it.
+    at = Provenance(vllm_omni_version="0.30.0", checkpoint_sha256="c" * 64,
+                    serve_config_sha256="e" * 64, source="launched")  # fmt: skip
     writer = RunWriter.create(tmp_path, command=("omniqual",), environment=FINGERPRINT,
                               run_id="run-golden")  # fmt: skip
     recorded = [

@@ -130,12 +130,15 @@ def checked_mode(request: InitRequest) -> str:
 
 
 def revision_pins(identity: ServedIdentity) -> dict[str, str]:
-    """The revisions a result from this URL records as known: the only ones a pin can match."""
+    """The revisions a result from this URL records as known: the only ones a pin can match.
+    Not its served identity: that pin would hold only until the server restarts."""
     recorded = identity.provenance(Provenance())
     return {
         name: value
         for name in REVISION_FIELDS
-        if isinstance(value := getattr(recorded, name), str) and value != UNKNOWN
+        if name != "served_identity_sha256"
+        and isinstance(value := getattr(recorded, name), str)
+        and value != UNKNOWN
     }
 
 

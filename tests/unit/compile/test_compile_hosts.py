@@ -44,7 +44,9 @@ def record(runs: Path, loaded: ProjectMatrix, host: EnvironmentFingerprint, wher
     """contract and load passing on the t2i row, measured on ``host`` (target ``where``)."""
     row = next(str(r.key) for r in loaded.matrix.rows if r.key.get("quantization") == "none"
                and r.key.get("task") == "t2i")  # fmt: skip
-    provenance = Provenance(vllm_omni_version="0.30.0", target_host=where)
+    # A launch is named by its serve config, a URL deployment by its served identity.
+    named = "serve_config_sha256" if where == HARNESS_HOST else "served_identity_sha256"
+    provenance = Provenance(vllm_omni_version="0.30.0", target_host=where, **{named: "5" * 64})
     with RunWriter.create(runs, command=("omniqual",), environment=host) as writer:
         for minute, gate in enumerate(("contract", "load")):
             base = result(writer, gate, row, O.PASSED, minute=minute, provenance=provenance)

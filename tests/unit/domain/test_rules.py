@@ -10,7 +10,7 @@ from omniqual.domain.rules import CurrentGate, EvidenceItem, RowRequirements, de
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 P, F = GateOutcome.PASSED, GateOutcome.FAILED
 VERSIONS = {g: CurrentGate(1, f"spec-{g}") for g in ("contract", "load", "reject", "subset", "ff")}
-REV = ("rev1", "ck1", "0.30.0", None, "0.20.0", "cfg1")
+REV = ("rev1", "ck1", "0.30.0", None, "0.20.0", "cfg1", None)
 FULL = RowRequirements(requires=("contract", "load"))
 LIMITED = RowRequirements(
     requires=("contract", "load"),
@@ -167,9 +167,11 @@ def test_unknown_gate_versions_are_not_stale() -> None:
 
 # --- one row's state never mixes checkpoints or servers (issue 8, item 2) ----------------------
 
-CK_A = ("rev1", "ck-a", "0.30.0", None, "0.20.0", "cfg1")
-CK_B = ("rev1", "ck-b", "0.30.0", None, "0.20.0", "cfg1")
-UNKNOWN = (None,) * 6
+CK_A = ("rev1", "ck-a", "0.30.0", None, "0.20.0", "cfg1", None)
+CK_B = ("rev1", "ck-b", "0.30.0", None, "0.20.0", "cfg1", None)
+UNKNOWN = (None,) * 7
+SERVED_A = (None, None, None, None, "0.20.0", None, "served-a")
+SERVED_B = (None, None, None, None, "0.20.0", None, "served-b")
 
 
 def test_passes_on_two_checkpoints_never_combine() -> None:
@@ -194,15 +196,43 @@ def test_unknown_revisions_never_combine_with_known_ones() -> None:
 
 
 def test_the_literal_unknown_is_no_revision() -> None:
-    reported = ("unknown",) * 6
+    # Two results that record nothing of their deployment (URL results of an older omniqual)
+    # may come from two servers: unknown never equals unknown.
+    reported = ("unknown",) * 7
     got = derive_state(
         FULL, [item("contract", revisions=reported), item("load", revisions=UNKNOWN)], {}
     )
-    assert got.state is CellState.VALIDATED
-    pinned = ("rev1", None, None, None, None, None)
+    assert got.state is CellState.NOT_TESTED
+    assert got.reasons[0] == (
+        "evidence from deployments nobody can tell apart (no checkpoint, serve config or served "
+        "identity recorded): contract, load"
+    )
+    assert got.supporting == ()
+    # A lone result combines with nothing: a one-gate row still rests on it.
+    alone = RowRequirements(requires=("contract",))
+    assert state(alone, item("contract", revisions=reported)) is CellState.VALIDATED
+    pinned = ("rev1", None, None, None, None, None, None)
     assert state(FULL, item("contract", revisions=reported), item("load"), target=pinned) is (
         CellState.NOT_TESTED
     )
+
+
+def test_url_results_combine_only_on_one_served_identity() -> None:
+    same = [item("contract", revisions=SERVED_A), item("load", revisions=SERVED_A)]
+    assert derive_state(FULL, same, {}).state is CellState.VALIDATED
+    got = derive_state(
+        FULL, [item("contract", revisions=SERVED_A), item("load", revisions=SERVED_B)], {}
+    )
+    assert got.state is CellState.NOT_TESTED
+    assert "contract (served_identity_sha256=served-a)" in got.reasons[0]
+    assert "load (served_identity_sha256=served-b)" in got.reasons[0]
+
+
+def test_launched_results_combine_on_their_serve_config_alone() -> None:
+    # A launch from a hub id has no checkpoint hash; its serve config names the deployment.
+    launched = (None, None, "0.30.0", None, "0.20.0", "cfg1", None)
+    pair = [item("contract", revisions=launched), item("load", revisions=launched)]
+    assert derive_state(FULL, pair, {}).state is CellState.VALIDATED
 
 
 def test_mixed_proof_of_rejection_is_not_unsupported() -> None:

@@ -8,7 +8,7 @@ from omniqual.domain.rules import CurrentGate, EvidenceItem, RowRequirements, de
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 GATES = {"contract": CurrentGate(2, "a" * 64)}
 ROW = RowRequirements(requires=("contract",))
-NONE = (None, None, None, None, None, None)
+NONE = (None, None, None, None, None, None, None)
 
 
 def item(**kw: object) -> EvidenceItem:
@@ -28,7 +28,7 @@ def item(**kw: object) -> EvidenceItem:
 
 
 def test_a_version_pin_a_url_result_lacks_names_the_field_and_both_values() -> None:
-    got = derive_state(ROW, [item()], GATES, target=(None, None, "0.30.0", None, None, None))
+    got = derive_state(ROW, [item()], GATES, target=(None, None, "0.30.0", None, None, None, None))
     assert got.state is CellState.NOT_TESTED
     assert got.stale == 1
     assert (
@@ -38,9 +38,9 @@ def test_a_version_pin_a_url_result_lacks_names_the_field_and_both_values() -> N
 
 
 def test_every_differing_revision_is_named_with_both_values() -> None:
-    target = ("rev-a", None, "0.30.0", None, None, None)
+    target = ("rev-a", None, "0.30.0", None, None, None, None)
     got = derive_state(
-        ROW, [item(revisions=("rev-b", None, "0.29.1", None, None, None))], GATES, target
+        ROW, [item(revisions=("rev-b", None, "0.29.1", None, None, None, None))], GATES, target
     )
     (note,) = [r for r in got.reasons if "stale" in r]
     assert "model_revision: pinned rev-a, result has rev-b" in note
@@ -48,11 +48,11 @@ def test_every_differing_revision_is_named_with_both_values() -> None:
 
 
 def test_distinct_mismatches_are_counted_apiece() -> None:
-    target = (None, None, "0.30.0", None, None, None)
+    target = (None, None, "0.30.0", None, None, None, None)
     results = [
         item(result_id="r1"),
         item(result_id="r2", finished_at=T0.replace(minute=1)),
-        item(result_id="r3", revisions=(None, None, "0.29.0", None, None, None)),
+        item(result_id="r3", revisions=(None, None, "0.29.0", None, None, None, None)),
     ]
     (note,) = [r for r in derive_state(ROW, results, GATES, target).reasons if "stale" in r]
     assert note.startswith("3 result(s) ignored as stale (not the pinned revision): ")
@@ -78,9 +78,9 @@ def test_an_edited_spec_names_the_gate_and_both_hashes_shortened() -> None:
 
 
 def test_a_many_valued_note_stays_short() -> None:
-    target = (None, "ck-pinned", None, None, None, None)
+    target = (None, "ck-pinned", None, None, None, None, None)
     results = [
-        item(result_id=f"r{n}", revisions=(None, f"ck-{n}", None, None, None, None))
+        item(result_id=f"r{n}", revisions=(None, f"ck-{n}", None, None, None, None, None))
         for n in range(9)
     ]
     (note,) = [r for r in derive_state(ROW, results, GATES, target).reasons if "stale" in r]
