@@ -14,6 +14,7 @@ import pytest
 from omniqual.checks.abort import AbortCheck
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.base import CheckOutcome
+from omniqual.domain.abort_cleanup import AbortCleanup
 from omniqual.domain.axes import RowKey
 from omniqual.domain.outcomes import GateOutcome
 from tests.fakes.check_context import context
@@ -100,8 +101,11 @@ def test_cut_work_that_runs_on_in_serial_mode_is_a_stated_limitation(tmp_path: P
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     assert any("disconnect-middle" in t and "ran on after the cut" in t
                for t in outcome.limitations), outcome.limitations  # fmt: skip
-    ran_on = {m.name: m.value for m in outcome.measurements}
-    assert ran_on["disconnect-early.work_after_cut_s"] > 0.1
+    cuts = {c.case: c for c in AbortCleanup.model_validate(
+        outcome.effective["abort_cleanup"]).cuts}  # fmt: skip
+    early = cuts["disconnect-early"]
+    assert early.ran_on_s is not None and early.allowed_s is not None
+    assert early.ran_on_s > early.allowed_s  # held to the recorded bound, not to a wall clock
     assert server.state.executions > server.state.completed  # cut work really ran to its end
 
 
@@ -115,8 +119,11 @@ def test_step_row_fails_when_cut_work_runs_past_the_step_boundary(tmp_path: Path
 def test_clean_step_row_passes_with_the_work_after_each_cut_measured(tmp_path: Path) -> None:
     outcome, _ = run(tmp_path, "images-generations", "step/1")
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
-    measured = {m.name: m.value for m in outcome.measurements}
-    assert measured["disconnect-middle.work_after_cut_s"] < 0.2
+    cuts = {c.case: c for c in AbortCleanup.model_validate(
+        outcome.effective["abort_cleanup"]).cuts}  # fmt: skip
+    middle = cuts["disconnect-middle"]
+    assert middle.ran_on_s is not None and middle.allowed_s is not None
+    assert middle.ran_on_s <= middle.allowed_s  # held to the recorded bound, not to a wall clock
     assert not outcome.limitations
 
 
