@@ -4,7 +4,13 @@ Pure functions over numpy arrays; no HTTP, and torch only inside :func:`lpips_di
 """
 
 from omniqual.compare.audio import AudioComparison, compare_audio
-from omniqual.compare.frontier import FrontierResult, SweepPoint, pareto, recommend
+from omniqual.compare.frontier import (
+    FrontierResult,
+    Recommendation,
+    SweepPoint,
+    pareto,
+    recommend,
+)
 from omniqual.compare.image import ImageComparison, compare_image_bytes, compare_images
 from omniqual.compare.lpips import LpipsResult, lpips_distance, lpips_unavailable
 from omniqual.compare.media import (
@@ -38,6 +44,7 @@ __all__ = [
     "LpipsResult",
     "MediaDecodeError",
     "ParityTolerance",
+    "Recommendation",
     "SweepPoint",
     "VideoComparison",
     "VideoTolerance",

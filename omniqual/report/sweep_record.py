@@ -55,6 +55,12 @@ class SweepRecord(BaseModel):
     frontier: list[str] = []
     dominated: dict[str, str] = {}
     recommended: str | None = None
+    recommendation: str | None = None
+    """Why that point, or why none (nothing fits, or the fitting ones are not apart)."""
+    indistinguishable: list[list[str]] = []
+    """Frontier pairs that do not differ beyond their measured spread on either figure."""
+    memory_unit: str | None = None
+    """The one unit the frontier judged: ``nvml`` (GPU memory) or ``pss`` (host memory)."""
     budget_bytes: float | None = None
     degenerate: str | None = None
     memory_note: str | None = None

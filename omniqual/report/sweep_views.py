@@ -104,8 +104,11 @@ def _summary(result: GateResult, record: SweepRecord, labels: RowLabels) -> KeyV
         ("frontier (memory ascending)", ", ".join(map(safe_text, record.frontier)) or "none"),
         ("memory budget", "none given" if budget is None else f"{budget / MIB:.1f} MiB"),
         ("recommended", safe_text(record.recommended) if record.recommended
-         else "none: no frontier point fits the budget"),
+         else f"none: {safe_text(record.recommendation or 'no frontier point fits the budget')}"),
     ]  # fmt: skip
+    if record.indistinguishable:
+        pairs = "; ".join(" and ".join(map(safe_text, pair)) for pair in record.indistinguishable)
+        items.append(("not apart beyond their spread", pairs))
     if record.resolution_note:
         items.append(("resolution", safe_text(record.resolution_note, limit=400)))
     if record.degenerate:

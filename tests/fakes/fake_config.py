@@ -40,6 +40,10 @@ class FakeFaults(BaseModel):
     computes_after_cancel: bool = False
     # A request or job cancelled while still queued runs anyway, later (queued-job variant).
     runs_cancelled_queued: bool = False
+    # A job DELETEd while queued runs anyway behind the job before it (queued, then in progress,
+    # for one more video_run_s) and is never counted as an execution: only /metrics gauges and
+    # CPU time watched from the cancel on can see it.
+    cancelled_queued_runs_unseen: bool = False
     latency_spike: LatencySpike | None = None
     drops_requests: int = Field(default=0, ge=0)  # every Nth POST closed unanswered; 0 = off
     garbage_responses: bool = False  # every route but /health answers 200 with non-JSON bytes

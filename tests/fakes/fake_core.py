@@ -45,6 +45,7 @@ class FakeJob:
     failed_message: str | None = None
     reported_completed: bool = False
     cancel_ignored: bool = False  # a DELETE was answered OK but the job kept running
+    uncounted: bool = False  # its execution never reaches the execution count
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """A fake ``serve_point`` launcher for offload-sweep tests: each point (by the name after ``--``
 in the derived recipe id) serves an in-process ``FakeOmni`` (no sockets), serves outputs rewritten
-by a mutation, serves without a known pid (no memory series), is refused with a log line, or
-hangs until the recipe's readiness deadline, as the real launcher bounds it."""
+by a mutation, serves without a known pid (no memory series), answers HTTP 500 to every request
+of one seed (``FAILING_SEED``: those cases get no output), is refused with a log line, or hangs
+until the recipe's readiness deadline, as the real launcher bounds it."""
 
 from __future__ import annotations
 
@@ -23,8 +24,20 @@ from omniqual.deploy.launcher import StartupOutcome
 from omniqual.domain.recipe import LaunchRecipe
 from tests.fakes.fake_omni import FakeOmni
 
-Behaviour = Literal["serve", "mutate", "no-pid", "refuse", "hang"]
+Behaviour = Literal["serve", "mutate", "no-pid", "fails-seed", "refuse", "hang"]
 Mutate = Callable[[list[bytes]], list[bytes]]
+FAILING_SEED = 987654
+
+
+class _FailingSeed(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and json.loads(request.content or b"{}").get("seed") == (
+                FAILING_SEED):  # fmt: skip
+            return httpx.Response(500, json={"error": {"message": "engine died", "code": 500}})
+        return await self.inner.handle_async_request(request)
 
 
 class _Mutating(httpx.AsyncBaseTransport):
@@ -82,6 +95,8 @@ class FakePoints:
         def make_client() -> OmniClient:
             inner: httpx.AsyncBaseTransport = fake.transport()
             transport = _Mutating(inner, mutate) if mutate is not None else inner
+            if behaviour == "fails-seed":
+                transport = _FailingSeed(transport)
             return OmniClient("http://point.invalid", transport=transport,
                               timeouts=ClientTimeouts())  # fmt: skip
 

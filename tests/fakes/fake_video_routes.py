@@ -180,7 +180,7 @@ def job_work(core: FakeCore) -> tuple[int, int, int]:
             status = job_status(core, job)
             running += status == "in_progress"
             queued += status == "queued"
-            if status == "completed":
+            if status == "completed" and not job.uncounted:
                 core.state.executed_jobs.add(job.id)
         return running, queued, len(core.state.executed_jobs)
 
@@ -190,7 +190,8 @@ def delete_video(core: FakeCore, video_id: str) -> Reply:
     status = job_status(core, job)
     running = status in {"queued", "in_progress"}
     faults = core.config.faults
-    ghost = (status == "queued" and faults.runs_cancelled_queued) or (
+    unseen = status == "queued" and faults.cancelled_queued_runs_unseen
+    ghost = unseen or (status == "queued" and faults.runs_cancelled_queued) or (
         status == "in_progress" and faults.computes_after_cancel
     )
     job_work(core)
@@ -202,6 +203,9 @@ def delete_video(core: FakeCore, video_id: str) -> Reply:
             core.state.cancelled_jobs += int(running)
             if ghost:  # gone from the API, still computing behind it
                 core.state.ghost_jobs[video_id] = job
+            if unseen:  # it waits behind the job before it, then runs uncounted
+                job.created_at += core.config.video_run_s
+                job.uncounted = True
     body = {"id": video_id, "deleted": True, "object": "video.deleted"}
     return core.ok_json(body, "DELETE /v1/videos/{id}")
 

@@ -11,13 +11,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from omniqual.checks.abort.bounds import judge_cut
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.abort.work import (
     Boundary,
     WorkBaseline,
     WorkMeter,
     WorkReading,
-    judge_cut,
+    WorkWindow,
 )
 from omniqual.checks.load_binding import PATH_OF, JobTrace, WireCall, usable_output
 from omniqual.client import NO_JSON, ClientError, OmniClient, RawResponse, TargetTimeout
@@ -73,15 +74,22 @@ class AbortDriver:
     async def reading(self) -> WorkReading | None:
         return None if self.meter is None else await self.meter.read()
 
-    async def judge_work(self, case: Case, *, queued: bool, window_s: float,
+    async def judge_work(self, case: Case, *, queued: bool, window_s: float, left_s: float,
                          before: WorkReading | None, peers: int = 0) -> None:  # fmt: skip
         """Watch the server for ``window_s`` from now and hold the cut to its boundary.
         ``before`` (taken before the case sent anything) counts finished executions beyond the
-        ``peers`` the case itself completed."""
+        ``peers`` the case itself completed; ``left_s`` is the service the cut request had left."""
         if self.meter is None or self.work_base is None:
             return
         start = await self.meter.read()
         window = await self.meter.watch(window_s, start)
+        self.hold(case, window, start, queued=queued, left_s=left_s, before=before, peers=peers)
+
+    def hold(self, case: Case, window: WorkWindow, start: WorkReading, *, queued: bool,
+             left_s: float, before: WorkReading | None, peers: int = 0,
+             shared_s: float = 0.0) -> None:  # fmt: skip
+        """Judge one watched window (opened at ``start``); ``shared_s`` of it was a peer's."""
+        assert self.work_base is not None
         end_exec = None if window.executions is None or start.executions is None else (
             start.executions + window.executions)  # fmt: skip
         extra = None
@@ -91,23 +99,21 @@ class AbortDriver:
         verdict = judge_cut(queued, window, self.work_base, self.boundary,
                             max_steps_after_cut=p.max_steps_after_cut,
                             max_queued_work_x_service=p.max_queued_work_x_service,
-                            noise_s=p.work_noise_s, extra_executions=extra)  # fmt: skip
+                            left_s=left_s, extra_executions=extra, shared_s=shared_s,
+                            gauges_prove_stop=p.gauges_prove_stop)  # fmt: skip
         case.ran_on_s = verdict.ran_on_s
         self.work_log.append({"case": case.id, "queued": queued, **asdict(window),
                               "extra_executions": extra, "ran_on_s": verdict.ran_on_s,
-                              "allowed_s": verdict.allowed_s})  # fmt: skip
+                              "allowed_s": verdict.allowed_s, "noise_s": verdict.noise_s,
+                              "left_s": left_s, "shared_s": shared_s})  # fmt: skip
         if verdict.ran_on_s is not None:
-            case.observed.append(f"work after cut {verdict.ran_on_s:.2f} s")
+            case.observed.append(f"work after cut {verdict.ran_on_s:.3f} s")
         if verdict.failure is not None:
             case.fail(verdict.failure)
         if verdict.limitation is not None:
             case.limitations.append(f"{case.id}: {verdict.limitation}")
-        if verdict.failure is None and verdict.limitation is None and window.cpu_s is None and (
-                not p.gauges_prove_stop):  # fmt: skip
-            case.invalid.append(
-                f"{case.id}: no sign of work after the cut on /metrics, but without the server's "
-                "CPU time that proves nothing: its gauges drop at abort whether or not the worker "
-                "stops (seen on vLLM-Omni 0.30 in request mode)")
+        if verdict.invalid is not None:
+            case.invalid.append(f"{case.id}: {verdict.invalid}")
 
     async def send(self, call: WireCall, timeout_s: float | None = None) -> RawResponse:
         return await self.client.send_raw(

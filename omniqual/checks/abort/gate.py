@@ -19,9 +19,10 @@ import time
 from dataclasses import asdict
 from typing import ClassVar, Literal
 
-from omniqual.checks.abort.cases import AbortDriver, CallFactory, Case
+from omniqual.checks.abort.cases import AbortDriver, CallFactory
 from omniqual.checks.abort.cleanup_record import abort_cleanup
 from omniqual.checks.abort.params import AbortParams
+from omniqual.checks.abort.plan import run_cases
 from omniqual.checks.abort.work import WorkBaseline, WorkMeter, boundary_of
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import PATH_OF, endpoint_for, wire_call
@@ -73,14 +74,18 @@ async def _calibrate(
             if not ok:
                 return None, [f"calibration request on {PATH_OF[endpoint]} failed: {what}"], info
             seen.append(time.perf_counter() - started)
-        solo = sorted(seen[1:])[len(seen[1:]) // 2]
-        rounds.append({"steps": shape.steps, "solo_s": solo})
+        timed = seen[1:]
+        solo = sorted(timed)[len(timed) // 2]
+        # The spread of the timed runs is the host's measured timing noise (the bounds use it).
+        spread = max(timed) - min(timed) if len(timed) >= 2 else None
+        rounds.append({"steps": shape.steps, "solo_s": solo, "solo_spread_s": spread})
         driver.solo_s = solo
         steps = _resized_steps(shape.steps, solo, params)
         if steps is None:
             break
         shape = shape.model_copy(update={"steps": steps})
-    info = {"calibration": rounds, "solo_s": driver.solo_s, "steps": shape.steps}
+    info = {"calibration": rounds, "solo_s": driver.solo_s, "steps": shape.steps,
+            "solo_spread_s": rounds[-1]["solo_spread_s"]}
     return driver, [], info
 
 
@@ -97,125 +102,6 @@ def _resized_steps(steps: int | None, solo: float, params: AbortParams) -> int |
     if solo >= params.min_service_s or steps >= params.max_steps:
         return None
     return min(params.max_steps, math.ceil(steps * params.min_service_s / solo * 1.2))
-
-
-async def _cases(driver: AbortDriver, params: AbortParams) -> list[Case]:
-    solo, path, cases = driver.solo_s, driver.path, []
-    if driver.endpoint is EndpointKind.VIDEO_ASYNC:
-        plan: list[tuple[str, float | None]] = [("cancel-after-create", 0.0),
-                                                ("cancel-queued", None)]  # fmt: skip
-        plan += [(f"cancel-{name}", frac * solo) for name, frac in params.points.items()]
-        for case_id, delay in plan:
-            case = Case(case_id, f"DELETE {path}/{{id}}", "-" if delay is None else
-                        f"DELETE at {delay:.3f} s", "DELETE 2xx; job gone or cancelled; no content")
-            await _cancel_case(driver, case, delay)
-            await driver.after(case, solo - (delay or 0.0))
-            cases.append(case)
-        cases.append(await _cancel_twice(driver))
-        cases.append(await _cancel_finished(driver))
-        return cases
-    expected = "connection cut mid-request; server healthy; next request OK"
-    margin = params.work_window_margin_s
-    queued = Case("disconnect-queued", path, "cut while queued behind a peer", expected)
-    before = await driver.reading()
-    await driver.cut_behind_blocker(queued)
-    # The peer is done: from now on the queued request must not run at all.
-    await driver.judge_work(queued, queued=True, window_s=solo + margin, before=before, peers=1)
-    await driver.after(queued, None)
-    cases.append(queued)
-    for name, frac in params.points.items():
-        case = Case(f"disconnect-{name}", path, f"cut at {frac * solo:.3f} s", expected)
-        before = await driver.reading()
-        if await driver.cut(case, frac * solo):
-            await driver.judge_work(case, queued=False, window_s=(1 - frac) * solo + margin,
-                                    before=before)  # fmt: skip
-        await driver.after(case, (1 - frac) * solo)
-        cases.append(case)
-    if params.burst:
-        burst = Case("disconnect-burst", path, f"{params.burst} cuts at {0.5 * solo:.3f} s",
-                     expected)  # fmt: skip
-        before = await driver.reading()
-        cut = [await driver.cut(burst, 0.5 * solo) for _ in range(params.burst)]
-        if all(cut):
-            await driver.judge_work(burst, queued=False, before=before,
-                                    window_s=0.5 * solo * params.burst + margin)  # fmt: skip
-        await driver.after(burst, 0.5 * solo * params.burst)
-        cases.append(burst)
-    after_s = params.timeout_fraction * solo
-    timeout = Case("client-timeout", path, f"client timeout {after_s:.3f} s",
-                   "client gives up; server healthy; next request OK")  # fmt: skip
-    before = await driver.reading()
-    if await driver.client_timeout(timeout, after_s):
-        await driver.judge_work(timeout, queued=False, before=before,
-                                window_s=(1 - params.timeout_fraction) * solo + margin)
-    await driver.after(timeout, (1 - params.timeout_fraction) * solo)
-    cases.append(timeout)
-    return cases
-
-
-async def _cancel_case(driver: AbortDriver, case: Case, delay: float | None) -> None:
-    blocker = None
-    margin = driver.params.work_window_margin_s
-    before = await driver.reading()
-    if delay is None:  # queued: a peer job goes first
-        blocker = await driver.create_job()
-    trace = await driver.create_job()
-    if trace is None:
-        case.fail("job creation failed")
-        return
-    if delay:
-        await asyncio.sleep(delay)
-    status = await driver.delete(case, trace)
-    if not 200 <= status < 300:
-        case.fail(f"DELETE of a live job answered {status}, expected 2xx")
-    if delay is not None:
-        await driver.judge_work(case, queued=False, window_s=driver.solo_s - delay + margin,
-                                before=before)  # fmt: skip
-    await driver.verify_cancelled(case, trace)
-    if blocker is not None:
-        await driver.follow(blocker, settle_polls=1)
-        # The peer is done: the cancelled queued job must not run at all.
-        await driver.judge_work(case, queued=True, window_s=driver.solo_s + margin,
-                                before=before, peers=1)  # fmt: skip
-        case.observed.append(f"peer {'/'.join(blocker.terminal_states) or 'unfinished'}")
-        if blocker.terminal_states != ("completed",) or blocker.content_status != 200:
-            case.fail(f"peer job {blocker.job_id} did not complete cleanly "
-                      f"({'/'.join(blocker.terminal_states)}, content {blocker.content_status})")
-
-
-async def _cancel_twice(driver: AbortDriver) -> Case:
-    case = Case("cancel-twice", f"DELETE {driver.path}/{{id}}", "DELETE x2",
-                "first 2xx, second 2xx or 404, never 5xx")  # fmt: skip
-    trace = await driver.create_job()
-    if trace is None:
-        case.fail("job creation failed")
-        return case
-    await driver.delete(case, trace)
-    second = await driver.delete(case, trace, "second DELETE")
-    if second >= 500:
-        case.fail(f"the second DELETE answered {second}: cancellation is not idempotent")
-    await driver.verify_cancelled(case, trace)
-    await driver.after(case, driver.solo_s)
-    return case
-
-
-async def _cancel_finished(driver: AbortDriver) -> Case:
-    case = Case("cancel-finished", f"DELETE {driver.path}/{{id}}", "DELETE after completion",
-                "exactly one terminal state; DELETE never 5xx")  # fmt: skip
-    trace = await driver.create_job()
-    if trace is None:
-        case.fail("job creation failed")
-        return case
-    await driver.follow(trace, settle_polls=2)
-    case.observed.append("/".join(trace.terminal_states) or "unfinished")
-    if len(trace.terminal_states) != 1:
-        case.fail(f"job {trace.job_id} reported terminal states "
-                  f"{trace.terminal_states or ('none',)}; expected exactly one")
-    status = await driver.delete(case, trace)
-    if status >= 500:
-        case.fail(f"DELETE of a finished job answered {status}")
-    await driver.after(case, None)
-    return case
 
 
 async def _settle(watch: ResourceWatch, baseline: ResourcePoint, params: AbortParams,
@@ -261,7 +147,9 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     driver.boundary = boundary_of(ctx.row.get("execution"))
     driver.meter = WorkMeter(side, ctx.target.pid, params.work_poll_s)
     steps = steps if isinstance(steps, int) else None
-    driver.work_base = await _work_baseline(driver, params, steps)
+    spread = summary.get("solo_spread_s")
+    driver.work_base = await _work_baseline(driver, params, steps,
+                                            spread if isinstance(spread, float) else None)
     signals = driver.meter.signals()
     if not signals:
         invalid.append("whether cut work kept running could not be measured: /metrics has no "
@@ -273,7 +161,7 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     async with watch:
         baseline = await watch.snapshot()
         ctx.progress("abort: cases", 0.2)
-        cases = await _cases(driver, params)
+        cases = await run_cases(driver, params)
         ctx.progress("abort: settle", 0.9)
         settle_started = time.monotonic()
         after = await _settle(watch, baseline, params)
@@ -337,17 +225,23 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     )
 
 
-async def _work_baseline(driver: AbortDriver, params: AbortParams,
-                         steps: int | None) -> WorkBaseline:  # fmt: skip
-    """The server's CPU rate idle (polled as the cuts will be) and serving one request alone."""
+async def _work_baseline(driver: AbortDriver, params: AbortParams, steps: int | None,
+                         solo_spread_s: float | None) -> WorkBaseline:  # fmt: skip
+    """The server's CPU rate idle (polled as the cuts will be, in ``calibration_repeats`` parts
+    of the idle window, whose spread is the idle CPU noise) and serving one request alone."""
     assert driver.meter is not None
-    idle = await driver.meter.watch(params.idle_window_s)
+    repeats = params.calibration_repeats
+    idle = [await driver.meter.watch(params.idle_window_s / repeats) for _ in range(repeats)]
     start = await driver.meter.read()
     await driver.complete_one()
     end = await driver.meter.read()
-    idle_rate = busy_rate = None
-    if idle.cpu_s is not None and idle.seconds > 0:
-        idle_rate = idle.cpu_s / idle.seconds
+    idle_rate = busy_rate = spread = None
+    timed = [w for w in idle if w.cpu_s is not None and w.seconds > 0]
+    if len(timed) == len(idle):
+        rates = [w.cpu_s / w.seconds for w in timed if w.cpu_s is not None]
+        idle_rate = sum(w.cpu_s or 0.0 for w in timed) / sum(w.seconds for w in timed)
+        spread = max(rates) - min(rates)
     if start.cpu_s is not None and end.cpu_s is not None and end.at > start.at:
         busy_rate = (end.cpu_s - start.cpu_s) / (end.at - start.at)
-    return WorkBaseline(idle_rate, busy_rate, driver.solo_s, steps)
+    return WorkBaseline(idle_rate, busy_rate, driver.solo_s, steps, idle_rate_spread=spread,
+                        solo_spread_s=solo_spread_s)  # fmt: skip

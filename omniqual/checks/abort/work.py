@@ -1,4 +1,5 @@
-"""Whether cut work kept running, measured on the server, and judged by the row's abort boundary.
+"""Whether cut work kept running, measured on the server (``bounds`` judges it by the row's abort
+boundary).
 
 Two independent signals, each used when present:
 
@@ -19,6 +20,7 @@ the row. A queued request, in any mode, must never run after its cancel.
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -88,10 +90,28 @@ class WorkBaseline:
     busy_cpu_rate: float | None  # CPU s per s while serving one request alone
     solo_s: float
     steps: int | None
+    idle_rate_spread: float | None = None
+    """Max - min of the idle CPU rate over the idle repeats (CPU s per s; None: no CPU time)."""
+    solo_spread_s: float | None = None
+    """Max - min of the calibration's timed solo runs (None: fewer than two were timed)."""
 
     @property
     def step_s(self) -> float | None:
         return self.solo_s / self.steps if self.steps else None
+
+    @property
+    def cpu_usable(self) -> bool:
+        """Whether CPU time can tell serving from idling: a solo request must burn more CPU per
+        second than the idle server does, or the estimate is dropped."""
+        idle, busy = self.idle_cpu_rate, self.busy_cpu_rate
+        return idle is not None and busy is not None and busy > idle
+
+    def cpu_noise_s(self, window_s: float) -> float:
+        """Seconds of service the idle rate's measured spread can fake over ``window_s``."""
+        if not self.cpu_usable or self.idle_rate_spread is None:
+            return 0.0
+        assert self.idle_cpu_rate is not None and self.busy_cpu_rate is not None
+        return self.idle_rate_spread * window_s / (self.busy_cpu_rate - self.idle_cpu_rate)
 
     def ran_on_s(self, window: WorkWindow) -> float | None:
         """Seconds of service the server spent after the cut: the larger estimate of the
@@ -137,6 +157,11 @@ class WorkMeter:
     async def watch(self, window_s: float, start: WorkReading | None = None) -> WorkWindow:
         """Poll for ``window_s`` from ``start`` (or now); busy time counts from the start."""
         first = start or await self.read()
+        return await self.watch_until(first, lambda: first.at + window_s)
+
+    async def watch_until(self, first: WorkReading, end_at: Callable[[], float]) -> WorkWindow:
+        """Poll from ``first`` until ``end_at()`` (monotonic seconds, read on every poll, so a
+        window opened before its end is known can be closed later)."""
         last, busy_until = first, (0.0 if first.busy is not None else None)
         while True:
             await asyncio.sleep(self.poll_s)
@@ -145,7 +170,7 @@ class WorkMeter:
                 busy_until = busy_until or 0.0
                 if last.busy > 0:
                     busy_until = last.at - first.at
-            if last.at - first.at >= window_s:
+            if last.at >= end_at():
                 break
         return WorkWindow(last.at - first.at, _delta(first.cpu_s, last.cpu_s), busy_until,
                           _delta(first.executions, last.executions),
@@ -154,44 +179,3 @@ class WorkMeter:
 
 def _delta(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else b - a
-
-
-@dataclass(frozen=True, slots=True)
-class CutVerdict:
-    ran_on_s: float | None
-    allowed_s: float
-    failure: str | None = None
-    limitation: str | None = None
-
-
-def judge_cut(
-    queued: bool, window: WorkWindow, base: WorkBaseline, boundary: Boundary, *,
-    max_steps_after_cut: float, max_queued_work_x_service: float, noise_s: float,
-    extra_executions: float | None,
-) -> CutVerdict:  # fmt: skip
-    """Hold one cut to its abort boundary. ``extra_executions``: finished executions beyond
-    the peers the case ran (a cut request that is counted ran to its end)."""
-    ran_on = base.ran_on_s(window)
-    finished = extra_executions is not None and extra_executions >= 1
-    seen = "" if ran_on is None else f"~{ran_on:.2f} s of work after the cut"
-    if finished:
-        seen += (", " if seen else "") + f"{extra_executions:g} extra finished execution(s)"
-    if queued:
-        allowed = max_queued_work_x_service * base.solo_s + noise_s
-        if finished or (ran_on is not None and ran_on > allowed):
-            return CutVerdict(ran_on, allowed, failure=(
-                f"a request cancelled while queued ran after its cancel ({seen}; bound "
-                f"{allowed:.2f} s): queued work must never run"))  # fmt: skip
-        return CutVerdict(ran_on, allowed)
-    step_s = base.step_s if base.step_s is not None else 0.1 * base.solo_s
-    allowed = max_steps_after_cut * step_s + noise_s
-    if not finished and (ran_on is None or ran_on <= allowed):
-        return CutVerdict(ran_on, allowed)
-    if boundary is Boundary.STEP:
-        return CutVerdict(ran_on, allowed, failure=(
-            f"step execution: the cut request kept computing ({seen}); its abort boundary is "
-            f"the next step: at most {max_steps_after_cut:g} step(s) of {step_s:.3f} s "
-            f"+ {noise_s:g} s = {allowed:.2f} s"))  # fmt: skip
-    return CutVerdict(ran_on, allowed, limitation=(
-        f"request-level execution: cut work ran on after the cut ({seen}); in-denoise "
-        "preemption is unavailable by design, the request is the abort boundary"))  # fmt: skip

@@ -23,7 +23,13 @@ from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdic
 from omniqual.checks.offload_sweep.frontier_block import sweep_block
 from omniqual.checks.offload_sweep.measure import measure_point
 from omniqual.checks.offload_sweep.params import OffloadSweepParams, Point, expand
-from omniqual.checks.offload_sweep.points import Parity, PointRecord, parity_of, point_recipe
+from omniqual.checks.offload_sweep.points import (
+    Parity,
+    PointRecord,
+    memory_unit,
+    parity_of,
+    point_recipe,
+)
 from omniqual.checks.offload_sweep.shared import SharedPoint, keep_point, measured_point, point_key
 from omniqual.checks.parity.requests import ParityCase, parity_cases
 from omniqual.deploy.observer import ProcessObserver, samples_to_csv
@@ -73,10 +79,11 @@ class OffloadSweepCheck:
                 shared_from[point.name] = shared.measured_for
             artifacts += kept
             reference = records.get(params.reference)
-            if point.name != params.reference and reference is not None and record.served:
-                assert reference.measured is not None and record.measured is not None
+            ref_measured = reference.measured if reference is not None else None
+            if point.name != params.reference and ref_measured is not None and (
+                    record.measured is not None and record.served):  # fmt: skip
                 kinds = {c.id: c.kind for c in cases}
-                parity = parity_of(reference.measured, record.measured, kinds, params.tolerance)
+                parity = parity_of(ref_measured, record.measured, kinds, params.tolerance)
                 record = _with_parity(record, parity)
             records[point.name] = record
         return _outcome(ctx, params, records, own, artifacts, shared_from)
@@ -156,10 +163,12 @@ def _outcome(
 ) -> CheckOutcome:  # fmt: skip
     failures: list[str] = []
     invalid: list[str] = []
+    unit = memory_unit(records.values())
     reference = records[params.reference]
-    if not reference.valid:
+    if not reference.valid(unit):
+        # A refused or hung reference too: nothing was held to it, so nothing passes.
         invalid.append(f"the reference point {params.reference!r} could not be measured: "
-                       + "; ".join(reference.reasons()))  # fmt: skip
+                       + "; ".join(reference.reasons(unit)))  # fmt: skip
     for name, record in records.items():
         if name == params.reference:
             continue
@@ -167,12 +176,12 @@ def _outcome(
             if name == own:
                 failures.append(f"the row's point {name!r} did not serve: {record.reasons()[0]}")
             continue  # another point's refusal or hang is recorded, not judged here
-        invalid += [f"point {name!r}: {r}" for r in record.reasons()]
+        invalid += [f"point {name!r}: {r}" for r in record.reasons(unit)]
         parity = record.parity
         if parity is not None and parity.outcome == "failed":
             failures.append(f"point {name!r}: output differs from the reference "
                             f"{params.reference!r}: " + "; ".join(parity.findings[:3]))  # fmt: skip
-        elif parity is not None and parity.outcome == "unavailable" and reference.valid:
+        elif parity is not None and parity.outcome == "unavailable" and reference.valid(unit):
             invalid.append(f"point {name!r}: parity unavailable ({'; '.join(parity.findings)})")
     block = sweep_block(records, params)
     artifacts.insert(0, ctx.artifacts.put_artifact(

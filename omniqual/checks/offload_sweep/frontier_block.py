@@ -1,11 +1,13 @@
 """The ``effective["sweep"]`` block of an offload-sweep result: every point's raw row, the
-frontier and dominance from :mod:`omniqual.compare.frontier`, the recommendation for the
-spec's memory budget, and the sentence on what the memory figure is on this host."""
+frontier and dominance from :mod:`omniqual.compare.frontier` (points told apart only beyond their
+repetitions' latency range and the spec's memory resolution), the recommendation for the spec's
+memory budget (none, with the reason, where the measurement cannot pick), the sweep's one memory
+unit, and the sentence on what the memory figure is on this host."""
 
 from typing import Any
 
 from omniqual.checks.offload_sweep.params import OffloadSweepParams
-from omniqual.checks.offload_sweep.points import PointRecord
+from omniqual.checks.offload_sweep.points import MemoryUnit, PointRecord, memory_unit
 from omniqual.compare import SweepPoint, pareto, recommend
 
 CPU_MEMORY_NOTE = (
@@ -15,56 +17,62 @@ CPU_MEMORY_NOTE = (
     "staging copies it keeps may raise it."
 )
 GPU_MEMORY_NOTE = (
-    "Memory is the peak GPU memory NVML attributes to the server's process tree, summed over "
-    "devices; host PSS and RSS are recorded beside it, since offload moves weights into them."
+    "Memory is the peak GPU memory NVML attributes to the server's process tree over the load "
+    "and steady phases, summed over devices, for every point alike (a point without NVML "
+    "readings has no figure); host PSS and RSS are recorded beside it, since offload moves "
+    "weights into them."
 )
 
 
-def sweep_point(record: PointRecord) -> SweepPoint:
+def sweep_point(record: PointRecord, unit: MemoryUnit = "pss") -> SweepPoint:
     """The frontier's view of a record: a point whose output differs leaves the frontier."""
     m = record.measured
     parity_failed = record.parity is not None and record.parity.outcome == "failed"
-    reasons = record.reasons() + (["output differs from the reference"] if parity_failed else [])
+    reasons = record.reasons(unit) + (
+        ["output differs from the reference"] if parity_failed else [])  # fmt: skip
+    spread = (min(m.latencies_s), max(m.latencies_s)) if m is not None and m.latencies_s else None
     return SweepPoint(
         name=record.point.name,
         latency_s=m.median_s if m is not None else None,
-        memory_bytes=record.memory_bytes(),
+        memory_bytes=record.memory_bytes(unit),
         valid=not reasons,
         note="; ".join(reasons),
+        latency_range=spread,
     )
 
 
 def sweep_block(records: dict[str, PointRecord], params: OffloadSweepParams) -> dict[str, Any]:
-    points = [sweep_point(r) for r in records.values()]
-    result = pareto(points, baseline=params.reference)
-    gpu = any(
-        r.measured is not None
-        and (r.measured.load.gpu_bytes_per_device or r.measured.steady.gpu_bytes_per_device)
-        for r in records.values()
-    )
+    unit = memory_unit(records.values())
+    points = [sweep_point(r, unit) for r in records.values()]
+    result = pareto(points, baseline=params.reference, memory_resolution=params.memory_resolution)
+    pick = recommend(result, points, params.memory_budget_bytes)
     return {
-        "points": [r.as_json() for r in records.values()],
+        "points": [r.as_json(unit) for r in records.values()],
         "frontier": list(result.frontier),
         "dominated": dict(result.dominated),
-        "recommended": recommend(result, points, params.memory_budget_bytes),
+        "indistinguishable": [list(pair) for pair in result.indistinguishable],
+        "recommended": pick.name,
+        "recommendation": pick.reason,
         "budget_bytes": params.memory_budget_bytes,
         "degenerate": result.degenerate,
-        "memory_note": GPU_MEMORY_NOTE if gpu else CPU_MEMORY_NOTE,
-        "resolution_note": resolution_note(records, params.memory_resolution),
+        "memory_unit": unit,
+        "memory_note": GPU_MEMORY_NOTE if unit == "nvml" else CPU_MEMORY_NOTE,
+        "resolution_note": resolution_note(records, params.memory_resolution, unit),
         "reference": params.reference,
         "excluded": dict(result.excluded),
     }
 
 
-def resolution_note(records: dict[str, PointRecord], memory_resolution: float) -> str | None:
+def resolution_note(records: dict[str, PointRecord], memory_resolution: float,
+                    unit: MemoryUnit = "pss") -> str | None:  # fmt: skip
     """A sentence when no valid point differs from another beyond what the run can resolve:
     every latency range overlaps every other and every memory figure lies within
     ``memory_resolution`` (a fraction) of the smallest. The frontier is then an ordering of
     noise, and the sentence says so instead of leaving it to look like a trade-off."""
-    measured = [r for r in records.values() if r.valid and r.measured is not None]
+    measured = [r for r in records.values() if r.valid(unit) and r.measured is not None]
     ranges = [(min(r.measured.latencies_s), max(r.measured.latencies_s))
               for r in measured if r.measured is not None]  # fmt: skip
-    memory = [m for m in (r.memory_bytes() for r in measured) if m is not None]
+    memory = [m for m in (r.memory_bytes(unit) for r in measured) if m is not None]
     if len(ranges) < 2 or len(memory) != len(ranges):
         return None
     overlap = max(low for low, _ in ranges) <= min(high for _, high in ranges)

@@ -1,15 +1,22 @@
 """One sweep point's record: how it started, what it measured, its parity against the
 reference point and its measurement-validity verdict; and the recipe a point is launched from.
 
-A point is ``valid`` only when it served, at least ``min_repetitions`` timed runs succeeded and
-both phases have a PSS reading. A refused or hung point is recorded with its message and is
-``invalid`` (nothing measured). Parity is kept apart from validity: an output that differs is a
+A point is ``valid`` only when it served, at least ``min_repetitions`` timed runs succeeded,
+both phases have a reading in the sweep's memory unit (PSS on CPU; NVML and PSS on GPU) and every
+case the reference answered could be compared. A refused or hung point is recorded with its
+message and is ``invalid`` (nothing measured); so is a point left uncompared on a case the
+reference failed. Parity is otherwise kept apart from validity: an output that differs is a
 correctness failure of the gate, and the point leaves the frontier.
+
+One memory unit per sweep (:func:`memory_unit`): NVML when any point's devices were seen, the
+peak over both phases summed over devices; else PSS, the peak over both phases. A point of a GPU
+sweep without NVML readings has no memory figure: it is never judged in PSS beside NVML points.
 """
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from omniqual.checks.fails_fast import crash_line
 from omniqual.checks.offload_sweep.measure import PhaseMemory, PointMeasurement
@@ -43,6 +50,8 @@ class Parity:
     max_abs_error: float | None
     psnr_db: float | None
     findings: tuple[str, ...] = ()
+    uncompared: tuple[str, ...] = ()
+    """Cases the reference gave no output for (with its problem): this point is unchecked there."""
 
     def as_json(self) -> dict[str, Any]:
         psnr = None if self.psnr_db is None or math.isinf(self.psnr_db) else self.psnr_db
@@ -68,10 +77,13 @@ def parity_of(
     worst_err: float | None = None
     worst_psnr: float | None = None
     compared = 0
+    uncompared: list[str] = []
     for case_id, kind in kinds.items():
         ref, cand = reference.outputs.get(case_id, ()), candidate.outputs.get(case_id, ())
         if not ref:
-            continue  # the reference's own problem; it makes the reference invalid, not this
+            # Not this point's fault, but its output there is unchecked: it cannot pass on it.
+            uncompared.append(f"{case_id} ({reference.problems.get(case_id, 'no output')})")
+            continue
         if len(cand) != len(ref):
             findings.append(f"{case_id}: {len(cand)} outputs where the reference gave {len(ref)}"
                             f" ({candidate.problems.get(case_id, 'no error')})")  # fmt: skip
@@ -90,10 +102,22 @@ def parity_of(
                 worst_psnr = psnr if worst_psnr is None else min(worst_psnr, psnr)
             findings += [f"{case_id}#{index}: {f}" for f in judge(comparison, tolerance)]
     if findings:
-        return Parity("failed", worst_err, worst_psnr, tuple(findings))
+        return Parity("failed", worst_err, worst_psnr, tuple(findings), tuple(uncompared))
     if compared == 0:
-        return Parity("unavailable", None, None, ("no output pair to compare",))
-    return Parity("passed", worst_err, worst_psnr)
+        return Parity("unavailable", None, None, ("no output pair to compare",), tuple(uncompared))
+    return Parity("passed", worst_err, worst_psnr, (), tuple(uncompared))
+
+
+MemoryUnit = Literal["nvml", "pss"]
+
+
+def memory_unit(records: Iterable["PointRecord"]) -> MemoryUnit:
+    """The sweep's one memory unit: NVML when any point's devices were seen, else PSS."""
+    for record in records:
+        m = record.measured
+        if m is not None and (m.load.gpu_bytes_per_device or m.steady.gpu_bytes_per_device):
+            return "nvml"
+    return "pss"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +133,8 @@ class PointRecord:
     def served(self) -> bool:
         return self.startup.became_ready and self.measured is not None
 
-    def reasons(self) -> list[str]:
-        """Why the point's measurement is invalid; empty when it is valid."""
+    def reasons(self, unit: MemoryUnit = "pss") -> list[str]:
+        """Why the point's measurement is invalid in a sweep of ``unit``; empty when valid."""
         s = self.startup
         if not s.became_ready:
             if s.reason == "timeout":
@@ -132,25 +156,34 @@ class PointRecord:
             if memory.peak_pss_bytes is None:
                 reasons.append(f"memory series missing: no PSS reading in the {phase} phase"
                                f" ({memory.samples} samples)")  # fmt: skip
+            if unit == "nvml" and not memory.gpu_bytes_per_device:
+                reasons.append(f"memory series missing: no NVML reading in the {phase} phase of"
+                               " a GPU sweep (its memory is NVML's, never PSS)")  # fmt: skip
+        if self.parity is not None and self.parity.uncompared:
+            reasons.append("not compared where the reference failed: "
+                           + "; ".join(self.parity.uncompared[:3]))  # fmt: skip
         return reasons
 
-    @property
-    def valid(self) -> bool:
-        return not self.reasons()
+    def valid(self, unit: MemoryUnit = "pss") -> bool:
+        return not self.reasons(unit)
 
-    def memory_bytes(self) -> float | None:
-        """The frontier's memory figure: summed per-device peaks where NVML saw devices, else
-        the peak host PSS over both phases (on CPU, device memory is host memory)."""
+    def memory_bytes(self, unit: MemoryUnit = "pss") -> float | None:
+        """The frontier's memory figure in the sweep's ``unit``: NVML, the per-device peaks over
+        both phases summed over devices; PSS, the peak over both phases. None when either phase
+        lacks a reading in that unit (never a figure of the other unit)."""
         m = self.measured
         if m is None:
             return None
-        gpus = m.steady.gpu_bytes_per_device or m.load.gpu_bytes_per_device
-        if gpus:
-            return float(sum(gpus.values()))
+        if unit == "nvml":
+            load, steady = m.load.gpu_bytes_per_device, m.steady.gpu_bytes_per_device
+            if not load or not steady:
+                return None
+            devices = set(load) | set(steady)
+            return float(sum(max(load.get(d, 0), steady.get(d, 0)) for d in devices))
         pss = [p for p in (m.load.peak_pss_bytes, m.steady.peak_pss_bytes) if p is not None]
         return float(max(pss)) if len(pss) == 2 else None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self, unit: MemoryUnit = "pss") -> dict[str, Any]:
         m = self.measured
         load, steady = (m.load, m.steady) if m is not None else (None, None)
         gpus = _gpus(load, steady)
@@ -170,10 +203,10 @@ class PointRecord:
             "peak_rss_bytes": _max(load.peak_rss_bytes if load else None,
                                    steady.peak_rss_bytes if steady else None),
             "gpu_bytes_per_device": gpus,
-            "memory_bytes": self.memory_bytes(),
+            "memory_bytes": self.memory_bytes(unit),
             "parity": self.parity.as_json() if self.parity else None,
-            "verdict": "valid" if self.valid else "invalid",
-            "verdict_reasons": self.reasons(),
+            "verdict": "valid" if self.valid(unit) else "invalid",
+            "verdict_reasons": self.reasons(unit),
         }  # fmt: skip
 
 

@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from omniqual.compare.frontier import FrontierResult, SweepPoint, pareto, recommend
+from omniqual.compare.frontier import (
+    FrontierResult,
+    Recommendation,
+    SweepPoint,
+    pareto,
+    recommend,
+)
 
 MIB = 2**20
 
@@ -106,7 +112,7 @@ def test_repeated_names_are_refused() -> None:
         (None, "a"),  # no budget: everything fits, the fastest frontier point
         (1000, "a"),
         (400, "a"),  # the budget is inclusive
-        (399, "b"),  # b and c tie exactly; the name breaks the tie
+        (399, None),  # b and c tie exactly: the measurement picks neither
         (250, "e"),
         (100, "g"),
         (99, None),  # nothing fits
@@ -115,19 +121,19 @@ def test_repeated_names_are_refused() -> None:
 def test_recommendation_under_a_budget(budget_mib: float | None, expected: str | None) -> None:
     result = pareto(KNOWN)
     budget = None if budget_mib is None else budget_mib * MIB
-    assert recommend(result, KNOWN, budget) == expected
+    assert recommend(result, KNOWN, budget).name == expected
 
 
 def test_recommendation_never_picks_a_dominated_or_excluded_point() -> None:
     points = [*KNOWN, SweepPoint("fast-but-invalid", 0.1, 10 * MIB, False, "parity failed")]
     result = pareto(points)
     # f fits 260 MiB and is as fast as e, but e dominates it.
-    assert recommend(result, points, 260 * MIB) == "e"
+    assert recommend(result, points, 260 * MIB).name == "e"
 
 
 def test_recommendation_with_an_empty_frontier_is_none() -> None:
     points = [SweepPoint("refused", None, None, False, "refused")]
-    assert recommend(pareto(points), points, None) is None
+    assert recommend(pareto(points), points, None) == Recommendation(None, "no frontier point")
 
 
 def test_recommendation_refuses_points_that_do_not_match_the_result() -> None:
@@ -195,3 +201,38 @@ def test_a_real_trade_off_is_not_degenerate_even_with_a_baseline() -> None:
     result = pareto(points, baseline="resident")
     assert result.frontier == ("layer-0", "layer-1", "resident")
     assert result.degenerate is None
+
+
+def _r(name: str, low: float, high: float, mib: float) -> SweepPoint:
+    """A point with its repetitions' latency range (median in the middle)."""
+    return SweepPoint(name, (low + high) / 2, mib * MIB, True, latency_range=(low, high))
+
+
+def test_points_within_their_spread_do_not_dominate_and_get_no_recommendation() -> None:
+    # Medians 0.07 and 0.075 s, but the ranges overlap; memory 705 vs 720 MiB is 2.1 %, within
+    # the 5 % resolution. By medians alone resident would dominate and be recommended.
+    points = [_r("resident", 0.06, 0.08, 705), _r("layer-r0", 0.065, 0.085, 720)]
+    result = pareto(points, baseline="resident", memory_resolution=0.05)
+    assert result.frontier == ("resident", "layer-r0")
+    assert dict(result.dominated) == {}
+    assert result.indistinguishable == (("resident", "layer-r0"),)
+    pick = recommend(result, points, None)
+    assert pick.name is None
+    assert pick.reason.startswith("indistinguishable: resident is not faster than layer-r0")
+    assert result.degenerate is not None and "not apart" in result.degenerate
+
+
+def test_a_gap_beyond_the_spread_still_dominates_and_is_recommended() -> None:
+    points = [_r("resident", 0.06, 0.08, 705), _r("cpu-offload", 0.2, 0.22, 760)]
+    result = pareto(points, baseline="resident", memory_resolution=0.05)
+    assert result.frontier == ("resident",)
+    assert dict(result.dominated) == {"cpu-offload": "resident"}
+    assert recommend(result, points, None) == Recommendation(
+        "resident", "the fastest frontier point within the budget")
+
+
+def test_memory_lower_beyond_the_resolution_dominates_an_overlapping_latency() -> None:
+    points = [_r("resident", 0.06, 0.08, 705), _r("layer-r0", 0.065, 0.085, 400)]
+    result = pareto(points, memory_resolution=0.05)
+    assert result.frontier == ("layer-r0",)
+    assert dict(result.dominated) == {"resident": "layer-r0"}

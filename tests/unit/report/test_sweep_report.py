@@ -123,6 +123,17 @@ def test_no_budget_fit_says_so(make_result: ResultFactory) -> None:
     assert dict(summary.items)["recommended"] == "none: no frontier point fits the budget"
 
 
+def test_points_not_apart_give_no_recommendation_and_say_why(make_result: ResultFactory) -> None:
+    why = "indistinguishable: resident is not faster than layer-r2 beyond their measured latency"
+    data = {**sweep(), "recommended": None, "recommendation": why,
+            "indistinguishable": [["resident", "layer-r2"]]}  # fmt: skip
+    (summary, *_) = sweep_blocks([_result(make_result, data)], {})
+    assert isinstance(summary, KeyValues)
+    items = dict(summary.items)
+    assert items["recommended"] == f"none: {why}"
+    assert items["not apart beyond their spread"] == "resident and layer-r2"
+
+
 def test_html_embeds_the_svg_inline_and_escapes_record_text(
     make_result: ResultFactory, make_matrix: MatrixFactory, make_row: RowFactory
 ) -> None:

@@ -164,3 +164,26 @@ def test_a_row_no_point_stands_for_is_invalid() -> None:
         serve_point=FakePoints({}).serve), params()))  # fmt: skip
     assert outcome.outcome is GateOutcome.INVALID
     assert "no sweep point stands for row" in outcome.reasons[0]
+
+
+def test_a_reference_that_refuses_to_start_makes_the_sweep_invalid_not_errored() -> None:
+    outcome, fake, points = run({"resident": "refuse", "layerwise-default": "refuse"})
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert outcome.reasons[0].startswith(
+        "the reference point 'resident' could not be measured: refused at startup")
+    assert len(fake.launched) == 6  # every point was still launched and recorded
+    assert points["layer-nopin-r0"]["parity"] is None  # nothing to hold it to
+
+
+def test_cases_the_reference_failed_make_the_other_points_invalid() -> None:
+    outcome, _, points = run({"resident": "fails-seed", "layerwise-default": "refuse"})
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    r0 = points["layer-nopin-r0"]
+    assert r0["verdict"] == "invalid"
+    assert any(r.startswith("not compared where the reference failed: images-generations/")
+               and "-s987654 (HTTP 500)" in r for r in r0["verdict_reasons"]), r0  # fmt: skip
+    assert any(r.startswith("point 'layer-nopin-r0': not compared where the reference failed")
+               for r in outcome.reasons), outcome.reasons  # fmt: skip
+    sweep = outcome.effective["sweep"]
+    assert isinstance(sweep, dict)
+    assert "layer-nopin-r0" not in sweep["frontier"]  # type: ignore[operator]

@@ -1,0 +1,168 @@
+"""The abort gate's case plan: which cuts a row gets and in what order. Async video jobs: DELETE
+right after creation, while queued behind a peer job, early/middle/late, twice, and after
+completion. Sync endpoints: disconnect while queued behind a peer and early/middle/late, a burst
+of disconnects, a client-side timeout. Each cut's work is held to its bound (``bounds``) over a
+window sized to the work the cut request had left."""
+
+import asyncio
+import math
+import time
+
+from omniqual.checks.abort.cases import AbortDriver, Case
+from omniqual.checks.abort.params import AbortParams
+from omniqual.checks.abort.work import WorkReading, WorkWindow
+from omniqual.loadgen.workload import EndpointKind
+
+
+async def run_cases(driver: AbortDriver, params: AbortParams) -> list[Case]:
+    """Every case of the row's endpoint, in order, each followed by ``driver.after``."""
+    solo, path, cases = driver.solo_s, driver.path, []
+    if driver.endpoint is EndpointKind.VIDEO_ASYNC:
+        plan: list[tuple[str, float | None]] = [("cancel-after-create", 0.0),
+                                                ("cancel-queued", None)]  # fmt: skip
+        plan += [(f"cancel-{name}", frac * solo) for name, frac in params.points.items()]
+        for case_id, delay in plan:
+            case = Case(case_id, f"DELETE {path}/{{id}}", "-" if delay is None else
+                        f"DELETE at {delay:.3f} s", "DELETE 2xx; job gone or cancelled; no content")
+            await _cancel_case(driver, case, delay)
+            await driver.after(case, solo - (delay or 0.0))
+            cases.append(case)
+        cases.append(await _cancel_twice(driver))
+        cases.append(await _cancel_finished(driver))
+        return cases
+    expected = "connection cut mid-request; server healthy; next request OK"
+    margin = params.work_window_margin_s
+    queued = Case("disconnect-queued", path, "cut while queued behind a peer", expected)
+    before = await driver.reading()
+    await driver.cut_behind_blocker(queued)
+    # The peer is done: from now on the queued request must not run at all.
+    await driver.judge_work(queued, queued=True, window_s=solo + margin, left_s=solo,
+                            before=before, peers=1)  # fmt: skip
+    await driver.after(queued, None)
+    cases.append(queued)
+    for name, frac in params.points.items():
+        case = Case(f"disconnect-{name}", path, f"cut at {frac * solo:.3f} s", expected)
+        before = await driver.reading()
+        if await driver.cut(case, frac * solo):
+            await driver.judge_work(case, queued=False, window_s=(1 - frac) * solo + margin,
+                                    left_s=(1 - frac) * solo, before=before)  # fmt: skip
+        await driver.after(case, (1 - frac) * solo)
+        cases.append(case)
+    if params.burst:
+        burst = Case("disconnect-burst", path, f"{params.burst} cuts at {0.5 * solo:.3f} s",
+                     expected)  # fmt: skip
+        before = await driver.reading()
+        cut = [await driver.cut(burst, 0.5 * solo) for _ in range(params.burst)]
+        if all(cut):
+            # Only the last cut is certain to have work left when the window opens.
+            await driver.judge_work(burst, queued=False, before=before, left_s=0.5 * solo,
+                                    window_s=0.5 * solo * params.burst + margin)  # fmt: skip
+        await driver.after(burst, 0.5 * solo * params.burst)
+        cases.append(burst)
+    after_s = params.timeout_fraction * solo
+    timeout = Case("client-timeout", path, f"client timeout {after_s:.3f} s",
+                   "client gives up; server healthy; next request OK")  # fmt: skip
+    before = await driver.reading()
+    if await driver.client_timeout(timeout, after_s):
+        left = (1 - params.timeout_fraction) * solo
+        await driver.judge_work(timeout, queued=False, before=before, left_s=left,
+                                window_s=left + margin)  # fmt: skip
+    await driver.after(timeout, (1 - params.timeout_fraction) * solo)
+    cases.append(timeout)
+    return cases
+
+
+async def _cancel_case(driver: AbortDriver, case: Case, delay: float | None) -> None:
+    margin = driver.params.work_window_margin_s
+    before = await driver.reading()
+    if delay is None:  # queued: a peer job goes first
+        await _cancel_queued(driver, case, before)
+        return
+    trace = await driver.create_job()
+    if trace is None:
+        case.fail("job creation failed")
+        return
+    if delay:
+        await asyncio.sleep(delay)
+    status = await driver.delete(case, trace)
+    if not 200 <= status < 300:
+        case.fail(f"DELETE of a live job answered {status}, expected 2xx")
+    await driver.judge_work(case, queued=False, window_s=driver.solo_s - delay + margin,
+                            left_s=driver.solo_s - delay, before=before)  # fmt: skip
+    await driver.verify_cancelled(case, trace)
+
+
+async def _cancel_queued(driver: AbortDriver, case: Case, before: WorkReading | None) -> None:
+    """A job cancelled while queued behind a peer. Its window opens at the cancel (a job that
+    runs anyway runs while the cancel is re-checked) and closes a solo run plus the margin after
+    the peer finished; the peer's tail after the cancel is measured and taken off."""
+    blocker = await driver.create_job()
+    trace = await driver.create_job()
+    if trace is None:
+        case.fail("job creation failed")
+        return
+    status = await driver.delete(case, trace)
+    if not 200 <= status < 300:
+        case.fail(f"DELETE of a live job answered {status}, expected 2xx")
+    watching: asyncio.Task[WorkWindow] | None = None
+    start = ends_at = None
+    if driver.meter is not None and driver.work_base is not None:
+        start, ends_at = await driver.meter.read(), [math.inf]
+        watching = asyncio.create_task(driver.meter.watch_until(start, lambda: ends_at[0]))
+    try:
+        cancelled_at = time.monotonic()
+        if blocker is not None:
+            await driver.follow(blocker, settle_polls=1)
+        peer_tail = time.monotonic() - cancelled_at if blocker is not None else 0.0
+        if ends_at is not None:
+            ends_at[0] = time.monotonic() + driver.solo_s + driver.params.work_window_margin_s
+        await driver.verify_cancelled(case, trace)
+        if watching is not None and start is not None:
+            window = await watching
+            driver.hold(case, window, start, queued=True, left_s=driver.solo_s, before=before,
+                        peers=1, shared_s=peer_tail)  # fmt: skip
+    finally:
+        if watching is not None and not watching.done():
+            watching.cancel()
+    if blocker is None:
+        case.fail("the peer job's creation failed")
+        return
+    case.observed.append(f"peer {'/'.join(blocker.terminal_states) or 'unfinished'}")
+    if blocker.terminal_states != ("completed",) or blocker.content_status != 200:
+        case.fail(f"peer job {blocker.job_id} did not complete cleanly "
+                  f"({'/'.join(blocker.terminal_states)}, content {blocker.content_status})")
+
+
+async def _cancel_twice(driver: AbortDriver) -> Case:
+    case = Case("cancel-twice", f"DELETE {driver.path}/{{id}}", "DELETE x2",
+                "first 2xx, second 2xx or 404, never 5xx")  # fmt: skip
+    trace = await driver.create_job()
+    if trace is None:
+        case.fail("job creation failed")
+        return case
+    await driver.delete(case, trace)
+    second = await driver.delete(case, trace, "second DELETE")
+    if second >= 500:
+        case.fail(f"the second DELETE answered {second}: cancellation is not idempotent")
+    await driver.verify_cancelled(case, trace)
+    await driver.after(case, driver.solo_s)
+    return case
+
+
+async def _cancel_finished(driver: AbortDriver) -> Case:
+    case = Case("cancel-finished", f"DELETE {driver.path}/{{id}}", "DELETE after completion",
+                "exactly one terminal state; DELETE never 5xx")  # fmt: skip
+    trace = await driver.create_job()
+    if trace is None:
+        case.fail("job creation failed")
+        return case
+    await driver.follow(trace, settle_polls=2)
+    case.observed.append("/".join(trace.terminal_states) or "unfinished")
+    if len(trace.terminal_states) != 1:
+        case.fail(f"job {trace.job_id} reported terminal states "
+                  f"{trace.terminal_states or ('none',)}; expected exactly one")
+    status = await driver.delete(case, trace)
+    if status >= 500:
+        case.fail(f"DELETE of a finished job answered {status}")
+    await driver.after(case, None)
+    return case
