@@ -1,27 +1,30 @@
 """Golden files for every report format, rendered from the fixed records in report_fixtures.
 
 A template or view change shows up here as a readable diff of the rendered output. After an
-intended change, regenerate the files and review the diff before committing:
+intended change, regenerate the files:
 
     OMNIQUAL_UPDATE_GOLDEN=1 .venv/bin/pytest tests/golden
+
+That run rewrites every golden file that changed and fails, printing each diff; review the
+diffs (also in ``git diff tests/golden``), commit them, and run again without the variable to
+see the strict comparison pass (see golden_files).
 """
 
-import os
 import re
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import report_fixtures as fx
 
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import CellState
 from omniqual.report.diff import diff_matrices
 from omniqual.report.render import render_diff, render_matrix, render_run_report
+from tests.golden import report_fixtures as fx
+from tests.golden.golden_files import assert_matches_golden
 
 GOLDEN = Path(__file__).parent / "report"
-UPDATE = os.environ.get("OMNIQUAL_UPDATE_GOLDEN") == "1"
 _PLOT = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 
 
@@ -76,16 +79,7 @@ CASES: dict[str, Callable[[], str]] = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_render_matches_golden_file(name: str) -> None:
-    rendered = _without_plot_bytes(CASES[name]())
-    path = GOLDEN / name
-    if UPDATE:
-        GOLDEN.mkdir(exist_ok=True)
-        path.write_text(rendered, encoding="utf-8")
-    assert path.exists(), f"{path} missing: run with OMNIQUAL_UPDATE_GOLDEN=1 to create it"
-    assert rendered == path.read_text(encoding="utf-8"), (
-        f"{name} differs from its golden file; if intended, regenerate with "
-        "OMNIQUAL_UPDATE_GOLDEN=1 and review the diff"
-    )
+    assert_matches_golden(GOLDEN / name, _without_plot_bytes(CASES[name]()))
 
 
 def test_rendering_is_deterministic() -> None:
