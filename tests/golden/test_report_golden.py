@@ -12,13 +12,11 @@ see the strict comparison pass (see golden_files).
 
 import re
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from omniqual.domain.matrix import CompiledMatrix
-from omniqual.domain.outcomes import CellState
 from omniqual.report.diff import diff_matrices
 from omniqual.report.render import render_diff, render_matrix, render_run_report
 from tests.golden import report_fixtures as fx
@@ -34,35 +32,6 @@ def _without_plot_bytes(text: str) -> str:
     return _PLOT.sub("<svg>[plot]</svg>", text)
 
 
-def _later_matrix() -> CompiledMatrix:
-    """The fixture matrix a day later: the cache row got validated, the Wan row was dropped,
-    and a new FP8 row appeared."""
-    base = fx.matrix()
-    rows = list(base.rows)
-    rows[3] = rows[3].model_copy(
-        update={
-            "state": CellState.VALIDATED,
-            "reasons": (),
-            "evidence": (fx._ref("r-010", "cache-parity", "passed", fx.sha(10)),),
-        }
-    )
-    new = rows[1].model_copy(
-        update={
-            "key": rows[1].key.replace("cache=none", "cache=tea-cache"),
-            "axes": {**rows[1].axes, "cache": "tea-cache"},
-            "state": CellState.NOT_TESTED,
-            "reasons": ("tea-cache-parity: no usable result",),
-            "evidence": (),
-        }
-    )
-    return base.model_copy(
-        update={
-            "rows": (*rows[:4], new),
-            "compiled_at": base.compiled_at + timedelta(days=1),
-        }
-    )
-
-
 CASES: dict[str, Callable[[], str]] = {
     "matrix.md": lambda: render_matrix(fx.matrix(), "md"),
     "matrix.html": lambda: render_matrix(fx.matrix(), "html"),
@@ -72,8 +41,8 @@ CASES: dict[str, Callable[[], str]] = {
     "run.json": lambda: render_run_report(fx.run_evidence(), "json"),
     "run.step-summary.md": lambda: render_run_report(fx.run_evidence(), "step-summary"),
     "run.big-comment.md": lambda: render_run_report(fx.big_run_evidence(), "md"),
-    "diff.md": lambda: render_diff(diff_matrices(fx.matrix(), _later_matrix()), "md"),
-    "diff.json": lambda: render_diff(diff_matrices(fx.matrix(), _later_matrix()), "json"),
+    "diff.md": lambda: render_diff(diff_matrices(fx.matrix(), fx.later_matrix()), "md"),
+    "diff.json": lambda: render_diff(diff_matrices(fx.matrix(), fx.later_matrix()), "json"),
 }
 
 
@@ -93,8 +62,10 @@ def test_large_matrix_fits_a_pr_comment_and_says_what_was_folded() -> None:
     assert len(text) <= 65_536
     assert "Trimmed to fit a PR comment" in text
     assert "the full report is report.html" in text
-    assert re.search(rf"_\d+ of {fx.BIG_ROWS} rows shown; the full table is in report.html_", text)
-    assert f"per-gate verdicts cut to 100 of {fx.BIG_ROWS}" in text
+    results = len(fx.big_run_evidence().results)  # a contract result per row, and fail-fast ones
+    assert len(fx.big_run_evidence().matrix.rows) == fx.BIG_ROWS < results
+    assert re.search(rf"_\d+ of {results} rows shown; the full table is in report.html_", text)
+    assert f"per-gate verdicts cut to 100 of {results}" in text
     assert "<details>" in text
 
 
