@@ -1,9 +1,10 @@
 """Golden file of the project's own example matrix (matrices/embedded-cpu.yaml), compiled from a
 fixed set of recorded results, so a change to the matrix, the rule table or the renderer shows
-up as a readable diff. Regenerate with ``OMNIQUAL_UPDATE_GOLDEN=1 .venv/bin/pytest tests/golden``.
+up as a readable diff. Regenerate with ``OMNIQUAL_UPDATE_GOLDEN=1 .venv/bin/pytest tests/golden``:
+that run rewrites what changed and fails with the diff, to be reviewed and committed before a
+run without the variable passes (see golden_files).
 """
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from omniqual.engine.matrix_service import load_project_matrix
 from omniqual.evidence.store import RunWriter
 from omniqual.report.render import render_matrix
 from tests.fakes.evidence import FINGERPRINT, result
+from tests.golden.golden_files import assert_matches_golden
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "embedded-cpu"
@@ -82,9 +84,4 @@ def test_embedded_matrix_renders_as_recorded(tmp_path: Path) -> None:
     qwen = next(row for row in compiled.rows if row.key == QWEN)
     assert qwen.limitation == DEVIATION
     for fmt in ("md", "html"):
-        text = render_matrix(compiled, fmt)
-        path = GOLDEN / f"matrix.{fmt}"
-        if os.environ.get("OMNIQUAL_UPDATE_GOLDEN") == "1":
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        assert text == path.read_text(encoding="utf-8"), f"{path} differs; see the module doc"
+        assert_matches_golden(GOLDEN / f"matrix.{fmt}", render_matrix(compiled, fmt))

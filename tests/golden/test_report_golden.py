@@ -1,27 +1,28 @@
 """Golden files for every report format, rendered from the fixed records in report_fixtures.
 
 A template or view change shows up here as a readable diff of the rendered output. After an
-intended change, regenerate the files and review the diff before committing:
+intended change, regenerate the files:
 
     OMNIQUAL_UPDATE_GOLDEN=1 .venv/bin/pytest tests/golden
+
+That run rewrites every golden file that changed and fails, printing each diff; review the
+diffs (also in ``git diff tests/golden``), commit them, and run again without the variable to
+see the strict comparison pass (see golden_files).
 """
 
-import os
 import re
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import report_fixtures as fx
 
 from omniqual.domain.matrix import CompiledMatrix
-from omniqual.domain.outcomes import CellState
 from omniqual.report.diff import diff_matrices
 from omniqual.report.render import render_diff, render_matrix, render_run_report
+from tests.golden import report_fixtures as fx
+from tests.golden.golden_files import assert_matches_golden
 
 GOLDEN = Path(__file__).parent / "report"
-UPDATE = os.environ.get("OMNIQUAL_UPDATE_GOLDEN") == "1"
 _PLOT = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 
 
@@ -29,35 +30,6 @@ def _without_plot_bytes(text: str) -> str:
     """Inline plots are matplotlib's bytes, which change with its version: the golden keeps
     where each plot goes; tests/unit/report/test_sweep_report.py checks what is drawn."""
     return _PLOT.sub("<svg>[plot]</svg>", text)
-
-
-def _later_matrix() -> CompiledMatrix:
-    """The fixture matrix a day later: the cache row got validated, the Wan row was dropped,
-    and a new FP8 row appeared."""
-    base = fx.matrix()
-    rows = list(base.rows)
-    rows[3] = rows[3].model_copy(
-        update={
-            "state": CellState.VALIDATED,
-            "reasons": (),
-            "evidence": (fx._ref("r-010", "cache-parity", "passed", fx.sha(10)),),
-        }
-    )
-    new = rows[1].model_copy(
-        update={
-            "key": rows[1].key.replace("cache=none", "cache=tea-cache"),
-            "axes": {**rows[1].axes, "cache": "tea-cache"},
-            "state": CellState.NOT_TESTED,
-            "reasons": ("tea-cache-parity: no usable result",),
-            "evidence": (),
-        }
-    )
-    return base.model_copy(
-        update={
-            "rows": (*rows[:4], new),
-            "compiled_at": base.compiled_at + timedelta(days=1),
-        }
-    )
 
 
 CASES: dict[str, Callable[[], str]] = {
@@ -69,23 +41,14 @@ CASES: dict[str, Callable[[], str]] = {
     "run.json": lambda: render_run_report(fx.run_evidence(), "json"),
     "run.step-summary.md": lambda: render_run_report(fx.run_evidence(), "step-summary"),
     "run.big-comment.md": lambda: render_run_report(fx.big_run_evidence(), "md"),
-    "diff.md": lambda: render_diff(diff_matrices(fx.matrix(), _later_matrix()), "md"),
-    "diff.json": lambda: render_diff(diff_matrices(fx.matrix(), _later_matrix()), "json"),
+    "diff.md": lambda: render_diff(diff_matrices(fx.matrix(), fx.later_matrix()), "md"),
+    "diff.json": lambda: render_diff(diff_matrices(fx.matrix(), fx.later_matrix()), "json"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_render_matches_golden_file(name: str) -> None:
-    rendered = _without_plot_bytes(CASES[name]())
-    path = GOLDEN / name
-    if UPDATE:
-        GOLDEN.mkdir(exist_ok=True)
-        path.write_text(rendered, encoding="utf-8")
-    assert path.exists(), f"{path} missing: run with OMNIQUAL_UPDATE_GOLDEN=1 to create it"
-    assert rendered == path.read_text(encoding="utf-8"), (
-        f"{name} differs from its golden file; if intended, regenerate with "
-        "OMNIQUAL_UPDATE_GOLDEN=1 and review the diff"
-    )
+    assert_matches_golden(GOLDEN / name, _without_plot_bytes(CASES[name]()))
 
 
 def test_rendering_is_deterministic() -> None:
@@ -99,8 +62,10 @@ def test_large_matrix_fits_a_pr_comment_and_says_what_was_folded() -> None:
     assert len(text) <= 65_536
     assert "Trimmed to fit a PR comment" in text
     assert "the full report is report.html" in text
-    assert re.search(rf"_\d+ of {fx.BIG_ROWS} rows shown; the full table is in report.html_", text)
-    assert f"per-gate verdicts cut to 100 of {fx.BIG_ROWS}" in text
+    results = len(fx.big_run_evidence().results)  # a contract result per row, and fail-fast ones
+    assert len(fx.big_run_evidence().matrix.rows) == fx.BIG_ROWS < results
+    assert re.search(rf"_\d+ of {results} rows shown; the full table is in report.html_", text)
+    assert f"per-gate verdicts cut to 100 of {results}" in text
     assert "<details>" in text
 
 
