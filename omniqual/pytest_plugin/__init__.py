@@ -5,8 +5,9 @@ inside the pytest CI it already has.
 collects one test item per gate × row (the gates each selected row needs), marked ``omniqual``
 and ``omniqual_<track>`` (``-m omniqual_accuracy``). Each item runs the gate through the same
 single-gate path as ``omniqual gate run``, journalled under ``--omniqual-evidence``. Outcomes:
-passed → passed; failed → failed; invalid → failed with its reason; skipped → skipped with its
-reason; errored (a harness or infrastructure fault) → error.
+passed → passed; failed → failed; invalid → failed with its reason; skipped → failed with its
+reason (every item is a gate its row requires, and ``gate run`` exits 2 for a skipped one: a
+missing contract or spec, never a pass); errored (a harness or infrastructure fault) → error.
 
 Without ``--omniqual-matrix`` the plugin does nothing beyond registering its options and
 markers; this module imports nothing but pytest, so loading it costs nothing.

@@ -5,7 +5,6 @@ transformer missing its `to_k` shard. Set OMNIQUAL_EMBEDDED_CACHE to reuse check
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import shutil
@@ -21,16 +20,10 @@ from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.recipe import LaunchRecipe
 from tests.fakes.memory_sink import MemorySink
+from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
-MISSING = any(importlib.util.find_spec(m) is None for m in ("vllm_omni", "torch"))
-
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.embedded,
-    pytest.mark.slow,
-    pytest.mark.skipif(MISSING, reason="vllm_omni/torch not installed (embedded target missing)"),
-]
+pytestmark = EMBEDDED_MARKS
 
 PIPELINES = [
     "sd3-tiny", "qwen-image-tiny", "qwen-image-edit-tiny", "wan-t2v-tiny", "wan-i2v-tiny",

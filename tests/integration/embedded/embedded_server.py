@@ -6,7 +6,6 @@ Every server runs in its own process group on an ephemeral 127.0.0.1 port and is
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import socket
@@ -23,14 +22,9 @@ import pytest
 
 VLLM_BIN = Path(sys.executable).parent / "vllm"
 READY_TIMEOUT_S = 240.0
-EMBEDDED_MISSING = importlib.util.find_spec("vllm_omni") is None or not VLLM_BIN.exists()
-SKIP_REASON = "vllm_omni is not importable here (install with .ci/install-embedded.sh)"
-EMBEDDED_MARKS = [
-    pytest.mark.integration,
-    pytest.mark.embedded,
-    pytest.mark.slow,
-    pytest.mark.skipif(EMBEDDED_MISSING, reason=SKIP_REASON),
-]
+NEEDS_EMBEDDED = pytest.mark.usefixtures("embedded_target")
+"""Skips without the embedded target, fails in CI (tests/integration/conftest.py)."""
+EMBEDDED_MARKS = [pytest.mark.integration, pytest.mark.embedded, pytest.mark.slow, NEEDS_EMBEDDED]
 """``pytestmark`` of every test module that needs the live embedded target."""
 
 

@@ -6,13 +6,9 @@ import subprocess
 import sys
 
 import pytest
-from embedded_server import EMBEDDED_MISSING, SKIP_REASON
+from embedded_server import NEEDS_EMBEDDED
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.embedded,
-    pytest.mark.skipif(EMBEDDED_MISSING, reason=SKIP_REASON),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.embedded, NEEDS_EMBEDDED]
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:

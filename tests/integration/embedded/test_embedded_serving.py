@@ -15,17 +15,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from embedded_server import EMBEDDED_MISSING, SKIP_REASON, RunningServer, serve
+from embedded_server import EMBEDDED_MARKS, RunningServer, serve
 from PIL import Image
 
 from omniqual.deploy.embedded.catalog import PIPELINES, BuiltCheckpoint
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.embedded,
-    pytest.mark.slow,
-    pytest.mark.skipif(EMBEDDED_MISSING, reason=SKIP_REASON),
-]
+pytestmark = EMBEDDED_MARKS
 
 Checkpoints = Callable[[str], BuiltCheckpoint]
 Recorder = Callable[[str, object], None]

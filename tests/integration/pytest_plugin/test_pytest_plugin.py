@@ -67,20 +67,23 @@ def project(
 def test_gate_by_row_items_map_every_outcome(pytester: pytest.Pytester, project: str) -> None:
     run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", project,
                              "-rA", "-p", "no:cacheprovider", "--junitxml=j.xml")  # fmt: skip
-    run.assert_outcomes(passed=2, failed=2, skipped=1, errors=1)
+    run.assert_outcomes(passed=2, failed=3, errors=1)
     text = run.stdout.str()
     run.stdout.fnmatch_lines([
         "*ERROR at setup of omniqual broken on*",
         "errored (harness or infrastructure fault): RuntimeError: disk full",
         "*omniqual bad on*", "p90 over its bound",
         "*omniqual shaky on*", "invalid: too few samples",
+        "*omniqual absent on*",  # a required gate skipped: a failure, as `gate run` exits 2
+        "required gate skipped, so its row stays `not tested` (a missing contract or spec): "
+        "no baseline row",
         f"PASSED matrices/x.yaml::api-contract[[]{ROW}[]]",
         f"PASSED matrices/x.yaml::ok[[]{ROW}[]]",
-        "SKIPPED [[]1[]] matrices/x.yaml:4: no baseline row",  # the row's line in the matrix
         # the reason follows only when the terminal is wide enough
         f"ERROR matrices/x.yaml::broken[[]{ROW}[]]*",
         f"FAILED matrices/x.yaml::bad[[]{ROW}[]]*",
         f"FAILED matrices/x.yaml::shaky[[]{ROW}[]]*",
+        f"FAILED matrices/x.yaml::absent[[]{ROW}[]]*",
     ])  # fmt: skip
     assert "Traceback" not in text
     results = {r.gate_id: r for r in iter_results([pytester.path / ".omniqual" / "runs"])}
@@ -105,7 +108,7 @@ def test_a_recipe_target_runs_all_its_items_in_one_run(
     recipe, as a campaign), each item still reporting its own outcome and evidence."""
     run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", "fake",
                              "-p", "no:cacheprovider", "--junitxml=j.xml")  # fmt: skip
-    run.assert_outcomes(passed=2, failed=2, skipped=1, errors=1)
+    run.assert_outcomes(passed=2, failed=3, errors=1)
     results = list(iter_results([pytester.path / ".omniqual" / "runs"]))
     assert sorted(r.gate_id for r in results) == sorted([*GATES, "api-contract"])
     assert len({r.run_id for r in results}) == 1
@@ -126,7 +129,7 @@ def test_an_item_with_a_usage_error_fails_alone_in_a_recipe_batch(
                                                  "requires: [api-contract, garbled, ok,"))
     run = pytester.runpytest("--omniqual-matrix", "matrices/x.yaml", "--omniqual-target", "fake",
                              "-p", "no:cacheprovider")  # fmt: skip
-    run.assert_outcomes(passed=2, failed=2, skipped=1, errors=2)
+    run.assert_outcomes(passed=2, failed=3, errors=2)
     text = run.stdout.str()
     assert "garbled.yaml:5: params.outcome" in text and "Traceback" not in text
     results = list(iter_results([pytester.path / ".omniqual" / "runs"]))

@@ -5,11 +5,14 @@ import io
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from omniqual.deploy import observer as observer_module
 from omniqual.deploy.observer import (
     GpuMemory,
     ObserverSample,
@@ -51,12 +54,43 @@ def test_default_watch_dirs_include_the_temp_dir() -> None:
     assert dirs and all(d.is_dir() for d in dirs)
 
 
-def test_observer_collects_a_series_with_first_and_last_samples() -> None:
-    observer = ProcessObserver(os.getpid(), interval_s=0.05, gpu=False).start()
-    time.sleep(0.3)
+class TickClock:
+    """The observer's clock, moved one second per reading: its elapsed times are exact and
+    strictly increasing however slowly this host runs the sampling thread."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.lock = threading.Lock()
+
+    def monotonic(self) -> float:
+        with self.lock:
+            self.now += 1.0
+            return self.now
+
+    def time(self) -> float:
+        return 1_700_000_000.0 + self.now
+
+
+def test_observer_collects_a_series_with_first_and_last_samples(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("omniqual.deploy.observer.time", TickClock())
+    real_sample, sampled, calls = observer_module.sample_tree, threading.Event(), [0]
+
+    def counted(*args: Any, **kwargs: Any) -> ObserverSample:
+        calls[0] += 1
+        if calls[0] >= 3:  # the one at start, then two from the sampling thread
+            sampled.set()
+        return real_sample(*args, **kwargs)
+
+    monkeypatch.setattr(observer_module, "sample_tree", counted)
+    observer = ProcessObserver(os.getpid(), interval_s=0.01, gpu=False).start()
+    # Waits for the thread's samples, not for a span of time (the timeout only ends a hang).
+    assert sampled.wait(timeout=120), "the sampling thread took no sample"
     samples = observer.stop()
-    assert len(samples) >= 3
-    assert samples[0].elapsed_s < samples[-1].elapsed_s
+    assert len(samples) >= 4  # start, two from the thread, stop
+    elapsed = [s.elapsed_s for s in samples]
+    assert elapsed == sorted(set(elapsed)) and elapsed[0] == 1.0  # one tick after the start
     assert observer.stop() == samples  # stopping twice changes nothing
     with pytest.raises(RuntimeError):
         observer.start()

