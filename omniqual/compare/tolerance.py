@@ -10,6 +10,7 @@ shape, frame count, frame size, fps, sample rate, length or channels always fail
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -64,6 +65,16 @@ class AudioTolerance(_Bounds):
     require_exact: bool = Field(default=False, description="Samples must be identical.")
 
 
+class PerceptualBound(BaseModel):
+    """An LPIPS bound on images, judged wherever the LPIPS weights are on the host; where they
+    are not, the distance is recorded as absent with the reason (the pixel bounds still hold)."""
+
+    model_config = _FROZEN
+
+    max_lpips: float = Field(gt=0, le=1)
+    net: Literal["alex", "vgg", "squeeze"] = "alex"
+
+
 class ParityTolerance(BaseModel):
     """What a parity gate accepts between reference and candidate, per modality, and why."""
 
@@ -73,6 +84,7 @@ class ParityTolerance(BaseModel):
     image: ImageTolerance | None = None
     video: VideoTolerance | None = None
     audio: AudioTolerance | None = None
+    perceptual: PerceptualBound | None = None
 
     @model_validator(mode="after")
     def _some_modality(self) -> ParityTolerance:

@@ -56,6 +56,9 @@ class FakeFaults(BaseModel):
     steps_offset: int = 0  # generate with num_inference_steps + offset
     size_offset: int = 0  # answer images this many pixels wider and taller
     extra_outputs: int = 0  # answer this many images more than n
+    # Fast paths that do not do what their flag says (candidate parity must see it):
+    ignores_dtype: bool = False  # serves bf16 whatever `dtype` asks (outputs as the baseline's)
+    run_jitter: int = Field(default=0, ge=0)  # each answer moves pixels up to ±N levels at random
 
 
 class FakeConfig(BaseModel):
@@ -86,6 +89,7 @@ class FakeConfig(BaseModel):
     default_audio_s: float = 1.0
     max_audio_s: float = 10.0
 
+    dtype: Literal["bf16", "fp32"] = "bf16"  # fp32 moves pixels slightly, seed-deterministic
     image_work_s: float = 0.0  # simulated compute per image / chat request
     audio_work_s: float = 0.0
     video_queue_s: float = 0.02  # async job stays "queued" this long

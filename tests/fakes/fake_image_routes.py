@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import random
 import secrets
 import time
 import zipfile
@@ -12,7 +13,7 @@ import zipfile
 import httpx
 
 from tests.fakes.fake_core import FakeCore, Reply, validated
-from tests.fakes.fake_media import image_size, make_image, make_wav
+from tests.fakes.fake_media import image_size, make_image, make_wav, perturb_image, rng_for
 from tests.fakes.fake_validation import (
     AudioBody,
     ChatBody,
@@ -60,9 +61,10 @@ def images_generations(core: FakeCore, request: httpx.Request) -> Reply:
     steps = steps + faults.steps_offset if steps is not None else None
     width, height = width + faults.size_offset, height + faults.size_offset
     images = [
-        make_image(width, height, fmt, seed + faults.seed_offset, body.prompt, i, steps)
+        _precision(core, make_image(width, height, fmt, seed + faults.seed_offset, body.prompt,
+                                    i, steps), fmt, (seed, body.prompt, i, steps))
         for i in range(count)
-    ]
+    ]  # fmt: skip
     core.leave_temp_file("image")
     route = "POST /v1/images/generations"
     if body.response_format == "file":
@@ -74,6 +76,19 @@ def images_generations(core: FakeCore, request: httpx.Request) -> Reply:
         "size": body.size,
     }
     return core.ok_json(payload, route, cfg.image_work_s)
+
+
+def _precision(core: FakeCore, image: bytes, fmt: str, identity: tuple[object, ...]) -> bytes:
+    """fp32 served for real rounds differently from bf16: pixels move by one level, the same way
+    for the same request; ``run_jitter`` moves them at random on every answer."""
+    if fmt != "png":
+        return image
+    cfg = core.config
+    if cfg.dtype == "fp32" and not cfg.faults.ignores_dtype:
+        image = perturb_image(image, 1, rng_for("fp32", *identity))
+    if cfg.faults.run_jitter:
+        image = perturb_image(image, cfg.faults.run_jitter, random.Random(secrets.randbits(64)))
+    return image
 
 
 def _file_response(images: list[bytes]) -> httpx.Response:

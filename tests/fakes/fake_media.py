@@ -34,6 +34,15 @@ def make_image(width: int, height: int, fmt: str, *identity: object) -> bytes:
     return out.getvalue()
 
 
+def perturb_image(data: bytes, levels: int, rng: random.Random) -> bytes:
+    """``data`` (PNG) with every channel value moved by up to ±``levels`` (clipped)."""
+    image = Image.open(io.BytesIO(data)).convert("RGB")
+    moved = bytes(min(255, max(0, v + rng.randint(-levels, levels))) for v in image.tobytes())
+    out = io.BytesIO()
+    Image.frombytes("RGB", image.size, moved).save(out, format="PNG", compress_level=1)
+    return out.getvalue()
+
+
 def make_wav(seconds: float, sample_rate: int, channels: int, *identity: object) -> bytes:
     frames = max(1, round(seconds * sample_rate))
     out = io.BytesIO()

@@ -6,6 +6,7 @@ way; only ``concurrent`` differs (a batching candidate gets its cases in flight 
 really batches, while the reference answers each alone)."""
 
 import asyncio
+import dataclasses
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +24,9 @@ class CaseOutput:
     status: int | None
     problem: str | None = None
     """Why there is no usable media (an error status, a failed job, a transport failure)."""
+    started_s: float | None = None
+    finished_s: float | None = None
+    """When the request was sent and answered (``time.perf_counter``), for shared execution."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,11 @@ class SideRun:
     outputs: Mapping[str, CaseOutput]
     latency: Latency
     memory: Memory
+    groups: tuple[tuple[str, ...], ...] = ()
+    """The case ids sent together, group by group."""
+    repeat: Mapping[str, CaseOutput] = field(default_factory=dict)
+    """Every case answered a second time on the same deployment (the reference's own spread);
+    empty when not asked for."""
 
 
 def _output(exchange: Exchange) -> CaseOutput:
@@ -71,10 +80,12 @@ def _output(exchange: Exchange) -> CaseOutput:
 
 
 async def _one(client: OmniClient, case: ParityCase, timeouts: Timeouts) -> CaseOutput:
+    started = time.perf_counter()
     try:
-        return _output(await send_case(client, case, timeouts))
+        output = _output(await send_case(client, case, timeouts))
     except ClientError as exc:
-        return CaseOutput((), None, f"{type(exc).__name__}: {exc}")
+        output = CaseOutput((), None, f"{type(exc).__name__}: {exc}")
+    return dataclasses.replace(output, started_s=started, finished_s=time.perf_counter())
 
 
 async def _timed(client: OmniClient, case: ParityCase, timeouts: Timeouts) -> Latency:
@@ -109,9 +120,11 @@ async def run_side(
     warmup: int,
     repetitions: int,
     observer_interval_s: float,
+    repeat: bool = False,
 ) -> SideRun:
     """Warm up, answer every case (``concurrent`` at a time), then time ``repetitions`` solo
-    runs of the first case: the same request each time, so the work is fixed."""
+    runs of the first case: the same request each time, so the work is fixed. With ``repeat``,
+    answer every case once more, one at a time: how far the deployment differs from itself."""
     observer = ProcessObserver(pid, interval_s=observer_interval_s) if pid is not None else None
     if observer is not None:
         observer.start()
@@ -120,10 +133,13 @@ async def run_side(
             for _ in range(warmup):
                 await _one(client, cases[0], timeouts)
             outputs: dict[str, CaseOutput] = {}
+            groups: list[tuple[str, ...]] = []
             for start in range(0, len(cases), concurrent):
                 group = cases[start : start + concurrent]
+                groups.append(tuple(c.id for c in group))
                 answers = await asyncio.gather(*(_one(client, c, timeouts) for c in group))
                 outputs.update({c.id: a for c, a in zip(group, answers, strict=True)})
+            again = {c.id: await _one(client, c, timeouts) for c in cases} if repeat else {}
             samples: list[float] = []
             failures: list[str] = []
             for _ in range(repetitions):
@@ -132,4 +148,5 @@ async def run_side(
                 failures += timed.failures
     finally:
         series = observer.stop() if observer is not None else ()
-    return SideRun(outputs, Latency(tuple(samples), tuple(failures)), memory_of(series))
+    latency = Latency(tuple(samples), tuple(failures))
+    return SideRun(outputs, latency, memory_of(series), tuple(groups), again)

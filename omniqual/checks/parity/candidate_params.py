@@ -1,6 +1,7 @@
 """The ``params`` of the ``parity`` gate (a candidate deployment against its reference one):
 the request set, the baseline the reference row keeps, per fast path the evidence that it is
-active and the tolerance it is held to, and the latency repetitions."""
+active (or why the release offers none), the serve flags it owns and the tolerance it is held
+to, and the latency repetitions."""
 
 import re
 from typing import Literal
@@ -28,8 +29,14 @@ class LogEvidence(BaseModel):
     says: str = Field(min_length=1, description="What the count is, in words (for reasons).")
     shows: Literal["activity", "enablement"] = Field(
         default="activity",
-        description="activity: the path changed the computation (e.g. layers quantized); "
-        "enablement: it was only switched on, which cannot show a lossy path at work.",
+        description="activity: the path changed the computation (e.g. layers quantized, "
+        "offload hooks installed); enablement: it was only switched on, which never shows a "
+        "path at work.",
+    )
+    aggregate: Literal["sum", "max"] = Field(
+        default="sum",
+        description="How ``count`` combines over matching lines: sum (layers per component) "
+        "or max (one line per admission wave: a wave of two or more shows a batch).",
     )
 
     @field_validator("pattern")
@@ -69,6 +76,42 @@ class FastPath(BaseModel):
     concurrent: int = Field(
         default=1, ge=1, description="Cases in flight at once on the candidate (batching rows)."
     )
+    output_differs: bool = Field(
+        default=False,
+        description="A lossless path that still changes the bytes (another dtype): its outputs "
+        "must differ from the reference's by more than the reference's own spread. Lossy paths "
+        "are held to this as a signal without setting it.",
+    )
+    shared_execution: bool = Field(
+        default=False,
+        description="A batching path: cases sent together must finish together (one "
+        "execution), not one execution apart; measured on the concurrent groups.",
+    )
+    unprovable: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Why the release offers no way to prove the path active. With it, a run "
+        "where no declared signal reads either way passes at most as a limitation of the row.",
+    )
+    flags: tuple[str, ...] = Field(
+        default=(),
+        description="The serve flags (long names, no dashes) this feature owns: the candidate's "
+        "serve configuration may differ from the reference's in these only.",
+    )
+
+    @model_validator(mode="after")
+    def _some_proof(self) -> "FastPath":
+        proofs = self.log or self.metrics or self.lossy or self.output_differs
+        if not (proofs or self.shared_execution or self.unprovable):
+            raise ValueError(
+                f"fast path {self.feature!r} declares no proof of activity (log, metrics, "
+                "output_differs, shared_execution) and no reason it is unprovable"
+            )
+        return self
+
+    @property
+    def proven_by_output(self) -> bool:
+        return self.lossy or self.output_differs
 
     @property
     def axis(self) -> str:

@@ -1,10 +1,12 @@
 """Fast-path proof: is the candidate's feature really at work, or did it silently fall back?
 
-Three kinds of signal, as the gate spec declares them per feature: a startup-log pattern with a
-count (read from the candidate's own launch only), a ``/metrics`` series, and, for a lossy path,
-a measured output difference from the reference. A signal is active, inactive (the log counted
-below its minimum, the series stayed below), or absent (no log, no matching line, no series):
-absence is never proof either way."""
+Four kinds of signal, as the gate spec declares them per feature: a startup-log pattern with a
+count (read from the candidate's own launch only), a ``/metrics`` series, a measured output
+difference from the reference beyond the reference's own spread (lossy paths and lossless ones
+that change bytes), and a measured shared execution (batching). A signal is active, inactive
+(the log counted below its minimum, the series stayed below, the outputs stayed inside the
+spread, the cases finished an execution apart), or absent (nothing to read): absence is never
+proof either way. A line that only shows a path switched on is never proof it ran."""
 
 import re
 from collections.abc import Sequence
@@ -16,6 +18,7 @@ from omniqual.deploy.launcher import LAUNCH_MARKER
 from omniqual.deploy.server_log import SEARCH_BYTES
 
 SILENT_FALLBACK = "fast path inactive (silent fallback)"
+NOT_PROVABLE = "activity not provable on this release"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
@@ -55,9 +58,11 @@ def log_signal(feature: str, evidence: LogEvidence, text: str | None) -> Signal:
     matches = list(pattern.finditer(text))
     if not matches:
         return Signal(feature, "log", None, f"no log line matches {evidence.pattern!r}")
-    total = sum(int(m.group("count")) for m in matches) if counted else len(matches)
+    counts = [int(m.group("count")) for m in matches] if counted else [1] * len(matches)
+    total = max(counts) if evidence.aggregate == "max" else sum(counts)
     active = total >= evidence.min_count
-    detail = f"log: {evidence.says} = {total} (active at >= {evidence.min_count})"
+    how = "largest" if evidence.aggregate == "max" else "total"
+    detail = f"log: {evidence.says} = {total} ({how}; active at >= {evidence.min_count})"
     return Signal(feature, "log", active, detail, evidence.shows == "enablement")
 
 
@@ -85,46 +90,48 @@ def metric_signal(feature: str, evidence: MetricEvidence, text: str | None) -> S
     return Signal(feature, "metrics", active, detail)
 
 
-def output_signal(feature: str, identical: int, compared: int) -> Signal:
-    """A lossy path changes outputs: any difference from the reference is activity."""
-    if compared == 0:
-        return Signal(feature, "output", None, "no output pair to compare")
-    differing = compared - identical
-    detail = f"output: {differing} of {compared} outputs differ from the reference"
-    return Signal(feature, "output", differing > 0, detail)
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """One feature's verdict on activity: at most one of the three is set."""
+
+    failure: str | None = None
+    invalid: str | None = None
+    limitation: str | None = None
 
 
 def signals_for(
-    path: FastPath, log: str | None, metrics: str | None, identical: int, compared: int
+    path: FastPath,
+    log: str | None,
+    metrics: str | None,
+    measured: Sequence[Signal],
 ) -> tuple[Signal, ...]:
+    """The declared log and metric signals, then the measured ones (output, timing)."""
     found = [log_signal(path.feature, e, log) for e in path.log]
     found += [metric_signal(path.feature, e, metrics) for e in path.metrics]
-    if path.lossy:
-        found.append(output_signal(path.feature, identical, compared))
-    return tuple(found)
+    return (*found, *measured)
 
 
-def judge_activity(path: FastPath, signals: Sequence[Signal]) -> tuple[str | None, str | None]:
-    """(failure, invalidity) for one feature; both None when it is shown active or nothing is
-    asked of it.
+def judge_activity(path: FastPath, signals: Sequence[Signal]) -> Activity:
+    """Whether one feature is shown at work.
 
-    A declared log or metric signal that reads inactive fails the feature unless another signal
-    shows it at work. A lossy feature whose outputs equal the reference's with nothing showing
-    it active is the silent fallback (failed). Signals that are merely absent prove nothing
-    either way: the feature is then not shown active (invalid). A line that only shows a lossy
-    path switched on never shows it at work. A lossless feature with no declared signal is
-    judged by its outputs alone (its tolerance)."""
-    if any(s.active and not (path.lossy and s.enablement) for s in signals):
-        return None, None
-    inactive = [s.detail for s in signals if s.active is False and s.source != "output"]
+    Any signal reading active (never a mere enablement line) shows it at work. Otherwise a
+    signal that reads inactive fails it: for a path proven by its outputs, outputs no further
+    from the reference than the reference from itself are the silent fallback. With nothing
+    reading either way, the feature is not shown active (invalid), unless the release offers
+    no way to show it (``unprovable``): then the row is at most limited, never validated."""
+    if any(s.active and not s.enablement for s in signals):
+        return Activity()
+    inactive = [s.detail for s in signals if s.active is False]
     enabled = [f"{s.detail}, which only shows it switched on" for s in signals if s.active]
     same_outputs = any(s.source == "output" and s.active is False for s in signals)
-    if path.lossy and same_outputs:
-        seen = "; ".join([*inactive, *enabled, "every output identical to the reference"])
-        return f"{path.feature}: {SILENT_FALLBACK}: {seen}", None
+    if path.proven_by_output and same_outputs:
+        seen = "; ".join([*inactive, *enabled])
+        return Activity(failure=f"{path.feature}: {SILENT_FALLBACK}: {seen}")
     if inactive:
-        return f"{path.feature}: fast path inactive: {'; '.join(inactive)}", None
-    if path.lossy or any(s.source != "output" for s in signals):
-        absent = "; ".join(s.detail for s in signals) or "no signal declared"
-        return None, f"{path.feature}: fast path not shown active ({absent})"
-    return None, None
+        seen = "; ".join([*inactive, *enabled])
+        return Activity(failure=f"{path.feature}: fast path inactive: {seen}")
+    absent = "; ".join([*(s.detail for s in signals if s.active is None), *enabled])
+    if path.unprovable is not None:
+        why = f"{path.unprovable}; {absent}" if absent else path.unprovable
+        return Activity(limitation=f"{path.feature}: {NOT_PROVABLE} ({why})")
+    return Activity(invalid=f"{path.feature}: fast path not shown active ({absent or 'no signal'})")

@@ -1,6 +1,8 @@
 """Gate ``parity`` (candidate against its baseline deployment) with in-process fake servers on
-both sides, no sockets: each way a candidate can fail has its reason, lossless candidates within
-tolerance pass, and too few timed repetitions or an unservable reference are invalid."""
+both sides, no sockets: each way a candidate can fail has its reason, a candidate passes only
+with its fast paths shown at work (or as a limitation where the release cannot show them), and
+too few timed repetitions, an unservable reference or an unattributable comparison are
+invalid."""
 
 import asyncio
 import base64
@@ -18,14 +20,19 @@ import yaml
 from PIL import Image
 
 from omniqual.checks.base import CheckContext, CheckOutcome, ServedReference, TargetInfo
+from omniqual.checks.parity import candidate_media
 from omniqual.checks.parity.candidate import CandidateParityCheck
 from omniqual.checks.parity.candidate_params import CandidateParityParams
-from omniqual.checks.parity.candidate_proof import SILENT_FALLBACK
+from omniqual.checks.parity.candidate_proof import NOT_PROVABLE, SILENT_FALLBACK
 from omniqual.client import ClientTimeouts, OmniClient
+from omniqual.compare import LpipsResult
 from omniqual.domain.axes import RowKey
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.provenance import Provenance
+from tests.fakes.fake_config import FakeConfig, FakeFaults
 from tests.fakes.fake_omni import FakeOmni
+from tests.fakes.fake_serial import SerialFakeOmni
 from tests.fakes.memory_sink import MemorySink
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -101,6 +108,25 @@ def client_for(fake: FakeOmni, mutate: Mutate | None = None) -> Callable[[], Omn
     return make
 
 
+FLAGS = {
+    "dtype=fp32": ("--dtype", "float32"),
+    "execution=request-batch/2+50ms": ("--max-num-seqs", "2", "--request-batch-max-wait-ms", "50"),
+    "execution=step/1": ("--step-execution",),
+    "offload=layerwise-nopin": ("--diffusion-offload-config", '{"mode":"layer"}'),
+    "cache_policy=cache_dit": ("--cache-backend", "cache_dit"),
+    "quantization=fp8-online-dit": ("--quantization", "fp8"),
+}
+SERVE = ("vllm", "serve", "/models/sd3-tiny", "--omni", "--port", "8000")
+SAME = Provenance(model="sd3-tiny", checkpoint_sha256="c" * 64, vllm_omni_version="0.30.0",
+                  vllm_version="0.12.0", serve_argv=SERVE)  # fmt: skip
+
+
+def candidate_provenance(key: RowKey) -> Provenance:
+    """The reference's provenance with the candidate's own flags added: attributable."""
+    flags = [flag for a, v in key.items for flag in FLAGS.get(f"{a}={v}", ())]
+    return SAME.model_copy(update={"serve_argv": (*SERVE, *flags)})
+
+
 def run(
     key: RowKey,
     p: CandidateParityParams,
@@ -109,9 +135,12 @@ def run(
     log: str | None = None,
     tmp_path: Path,
     reference_fails: bool = False,
+    candidate: FakeOmni | None = None,
+    reference: FakeOmni | None = None,
+    provenance: Provenance | None = None,
 ) -> tuple[CheckOutcome, MemorySink]:
     sink = MemorySink()
-    reference = FakeOmni()
+    reference = reference or FakeOmni()
     log_path = None
     if log is not None:
         log_path = tmp_path / "candidate.log"
@@ -125,13 +154,13 @@ def run(
             raise RuntimeError("reference server exited with code 1 during startup")
         target = TargetInfo(url="http://reference.invalid", label="reference")
         yield ServedReference(baseline, "sd3-tiny", target, client_for(reference),
-                              {"model": "sd3-tiny"})  # fmt: skip
+                              SAME.model_dump(mode="json"))  # fmt: skip
 
     ctx = CheckContext(
-        gate=GateSpec(id="parity", kind="candidate_parity", version=1), row=key,
+        gate=GateSpec(id="parity", kind="candidate_parity", version=2), row=key,
         target=TargetInfo(url="http://fake.invalid", log_path=log_path, label="candidate"),
-        artifacts=sink, project_root=ROOT, make_client=client_for(FakeOmni(), mutate),
-        serve_reference=serve_reference,
+        artifacts=sink, project_root=ROOT, make_client=client_for(candidate or FakeOmni(), mutate),
+        serve_reference=serve_reference, provenance=provenance or candidate_provenance(key),
     )  # fmt: skip
     outcome = asyncio.run(CandidateParityCheck().run(ctx, p))
     if not reference_fails:
@@ -141,9 +170,12 @@ def run(
 
 FP8_LOG = (
     "# omniqual launch sd3-tiny-fp8 at 2026-11-30T23:31:48+00:00\n"
-    "INFO [factory.py:409] Building quantization config: fp8\n"
-    "INFO [diffusers_loader.py:470] Stream-offloaded 0 online-quantized layers to CPU during "
-    "weight loading\n"
+    "INFO [factory.py:430] Building quantization config: fp8\n"
+    "INFO [base_loader.py:122] Quantized 0 layers of types: \n"
+)
+LAYERWISE_LOG = (
+    "INFO [__init__.py:179] Enabling offloader backend: LayerWiseOffloadBackend\n"
+    "INFO [layerwise_backend.py:479] Layer-wise offloading enabled on 24 layers (blocks)\n"
 )
 
 
@@ -151,8 +183,9 @@ def test_silently_inactive_fp8_fails_as_silent_fallback(tmp_path: Path) -> None:
     outcome, _ = run(row(quantization="fp8-online-dit"), params(), log=FP8_LOG, tmp_path=tmp_path)
     assert outcome.outcome is GateOutcome.FAILED
     (reason,) = [r for r in outcome.reasons if SILENT_FALLBACK in r]
-    assert "online-quantized layers = 0" in reason
-    assert "every output identical to the reference" in reason
+    assert "quantized layers = 0" in reason
+    assert "0 of 6 outputs differ from the reference beyond its own spread" in reason
+    assert "fp8 config lines = 1 (total; active at >= 1), which only shows it switched on" in reason
     identical = {m.name: m.value for m in outcome.measurements}["outputs_identical"]
     assert identical == 6  # 3 prompts x 2 seeds, one image each
 
@@ -168,9 +201,7 @@ def test_an_enabled_cache_that_changes_no_output_is_a_silent_fallback(tmp_path: 
     outcome, _ = run(row(cache_policy="cache_dit"), params(), log=log, tmp_path=tmp_path)
     assert outcome.outcome is GateOutcome.FAILED
     (reason,) = [r for r in outcome.reasons if SILENT_FALLBACK in r]
-    assert "cache-dit enablement lines = 1 (active at >= 1), which only shows it switched on" in (
-        reason
-    )
+    assert "cache-dit enablement lines = 1 (total; active at >= 1), which only shows it " in reason
     assert outcome.requested["request_overrides"] == {"num_inference_steps": 8}
 
 
@@ -203,8 +234,8 @@ def test_lossy_path_shown_active_by_its_difference_passes_within_tolerance(tmp_p
 
 
 def test_lossless_offload_within_its_exact_tolerance_passes(tmp_path: Path) -> None:
-    log = "INFO Enabling offloader backend: LayerWiseOffloadBackend\n"
-    outcome, sink = run(row(offload="layerwise-nopin"), params(), log=log, tmp_path=tmp_path)
+    outcome, sink = run(row(offload="layerwise-nopin"), params(), log=LAYERWISE_LOG,
+                        tmp_path=tmp_path)  # fmt: skip
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     names = {m.name: m for m in outcome.measurements}
     assert names["candidate_latency_median"].samples == 3
@@ -221,23 +252,148 @@ def test_lossless_offload_within_its_exact_tolerance_passes(tmp_path: Path) -> N
 
 
 def test_lossless_offload_with_pixels_changed_fails_its_exact_tolerance(tmp_path: Path) -> None:
-    log = "INFO Enabling offloader backend: LayerWiseOffloadBackend\n"
-    outcome, _ = run(row(offload="layerwise-nopin"), params(), log=log, mutate=noisy(1),
+    outcome, _ = run(row(offload="layerwise-nopin"), params(), log=LAYERWISE_LOG, mutate=noisy(1),
                      tmp_path=tmp_path)  # fmt: skip
     assert outcome.outcome is GateOutcome.FAILED
     assert any("where exact equality is required" in r for r in outcome.reasons)
 
 
-def test_batched_candidate_within_the_batch_tolerance_passes(tmp_path: Path) -> None:
+def test_batched_candidate_that_finishes_each_pair_together_passes(tmp_path: Path) -> None:
     key = row(execution="request-batch/2+50ms")
-    outcome, _ = run(key, params(), tmp_path=tmp_path)
+    batching = FakeOmni(FakeConfig(image_work_s=0.05))  # concurrent answers share the wait
+    outcome, _ = run(key, params(), candidate=batching, tmp_path=tmp_path)
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    [timing] = [s for s in outcome.effective["parity"]["signals"] if s["source"] == "timing"]
+    assert timing["active"] is True and "3 of 3 groups" in timing["detail"]
+
+
+def test_a_server_that_never_batches_fails_as_inactive(tmp_path: Path) -> None:
+    # Behind a proxy that forwards one request at a time: every pair finishes an execution apart.
+    key = row(execution="request-batch/2+50ms")
+    serial = SerialFakeOmni(FakeConfig(image_work_s=0.05))
+    outcome, _ = run(key, params(), candidate=serial, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    (reason,) = [r for r in outcome.reasons if "fast path inactive" in r]
+    assert "timing: 0 of 3 groups sent together finished within half an execution" in reason
+
+
+def test_admission_waves_of_one_request_show_no_batch(tmp_path: Path) -> None:
+    log = "".join(
+        "INFO [diffusion_engine.py:757] [RequestBatch] admission wait done waiting=1 "
+        "max_batch=2 waited_ms=50.1\n"
+        for _ in range(6)
+    )  # summed they would reach 2: the largest wave counts
+    key = row(execution="request-batch/2+50ms")
+    outcome, _ = run(key, params(), log=log, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    assert any("requests in the largest admission wave = 1 (largest" in r for r in outcome.reasons)
+
+
+def test_fp32_that_leaves_every_output_as_bf16_fails_as_silent_fallback(tmp_path: Path) -> None:
+    ignoring = FakeOmni(FakeConfig(dtype="fp32", faults=FakeFaults(ignores_dtype=True)))
+    outcome, _ = run(row(dtype="fp32"), params(), candidate=ignoring, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    (reason,) = [r for r in outcome.reasons if SILENT_FALLBACK in r]
+    assert "0 of 6 outputs differ from the reference beyond its own spread (none: all 6 " in reason
+
+
+def test_fp32_served_for_real_passes_by_its_output_difference(tmp_path: Path) -> None:
+    fp32 = FakeOmni(FakeConfig(dtype="fp32"))
+    outcome, _ = run(row(dtype="fp32"), params(), candidate=fp32, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert outcome.effective["parity"]["reference_spread"].startswith("none: all 6 outputs")
+
+
+def test_a_difference_inside_the_reference_spread_proves_nothing(tmp_path: Path) -> None:
+    jittery = FakeOmni(FakeConfig(faults=FakeFaults(run_jitter=3)))
+    fp32 = FakeOmni(FakeConfig(dtype="fp32"))
+    outcome, _ = run(row(dtype="fp32"), params(), candidate=fp32, reference=jittery,
+                     tmp_path=tmp_path)  # fmt: skip
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    (reason,) = [r for r in outcome.reasons if "dtype=fp32" in r]
+    assert "fast path not shown active" in reason and "proves nothing either way" in reason
+
+
+def test_a_step_row_passes_only_as_a_limitation_of_the_row(tmp_path: Path) -> None:
+    outcome, _ = run(row(execution="step/1"), params(), tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    (limitation,) = outcome.limitations
+    assert limitation.startswith(f"execution=step/1: {NOT_PROVABLE} (vLLM-Omni 0.30 logs no")
+
+
+def test_a_step_row_whose_debug_log_shows_the_step_scheduler_passes(tmp_path: Path) -> None:
+    log = "DEBUG [step_scheduler.py:56] StepScheduler add_request: req-1 (step=0/2, waiting=0)\n"
+    outcome, _ = run(row(execution="step/1"), params(), log=log, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert outcome.limitations == ()
+
+
+def test_offload_shown_only_switched_on_is_not_shown_active(tmp_path: Path) -> None:
+    log = "INFO Enabling offloader backend: LayerWiseOffloadBackend\n"
+    outcome, _ = run(row(offload="layerwise-nopin"), params(), log=log, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.INVALID
+    assert any("which only shows it switched on" in r for r in outcome.reasons)
+
+
+def test_a_candidate_on_another_checkpoint_is_not_attributable(tmp_path: Path) -> None:
+    key = row(dtype="fp32")
+    other = candidate_provenance(key).model_copy(update={"checkpoint_sha256": "d" * 64})
+    outcome, _ = run(key, params(), candidate=FakeOmni(FakeConfig(dtype="fp32")),
+                     provenance=other, tmp_path=tmp_path)  # fmt: skip
+    assert outcome.outcome is GateOutcome.INVALID
+    assert any("not attributable to the fast path: checkpoint_sha256 differs" in r
+               for r in outcome.reasons)  # fmt: skip
+
+
+def test_a_serve_flag_the_feature_does_not_own_is_not_attributable(tmp_path: Path) -> None:
+    key = row(dtype="fp32")
+    argv = (*candidate_provenance(key).serve_argv, "--enforce-eager")
+    stray = SAME.model_copy(update={"serve_argv": argv})
+    outcome, _ = run(key, params(), candidate=FakeOmni(FakeConfig(dtype="fp32")),
+                     provenance=stray, tmp_path=tmp_path)  # fmt: skip
+    assert outcome.outcome is GateOutcome.INVALID
+    assert any("flags no feature of the row owns: --enforce-eager" in r for r in outcome.reasons)
+
+
+def test_a_combined_candidate_is_held_to_each_features_rule(tmp_path: Path) -> None:
+    # fp32 changes pixels, offload none: the combination is not held to the offload's exactness
+    key = row(offload="layerwise-nopin", dtype="fp32")
+    outcome, _ = run(key, params(), candidate=FakeOmni(FakeConfig(dtype="fp32")),
+                     log=LAYERWISE_LOG, tmp_path=tmp_path)  # fmt: skip
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert outcome.effective["parity"]["tolerance"] == "exact+dtype"
+
+
+def test_two_output_changing_features_cannot_prove_each_other(tmp_path: Path) -> None:
+    key = row(cache_policy="cache_dit", dtype="fp32")
+    outcome, _ = run(key, params(), mutate=noisy(4), tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert any("not attributable, dtype=fp32 also changes outputs" in r for r in outcome.reasons)
+
+
+def test_a_cache_below_vllm_omnis_cache_dit_bound_fails(tmp_path: Path) -> None:
+    outcome, _ = run(row(cache_policy="cache_dit"), params(), mutate=noisy(20), tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any("below the minimum 30 dB" in r for r in outcome.reasons), outcome.reasons
+
+
+def test_fp8_lpips_is_judged_where_computed_and_recorded_absent_where_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = row(quantization="fp8-online-dit")
+    outcome, _ = run(key, params(), mutate=noisy(4), tmp_path=tmp_path)
+    first = outcome.effective["parity"]["pairs"][0]["metrics"]
+    assert first["lpips_alex"] is None and first["lpips_alex_absent"]
+    far = LpipsResult(0.31, None, "alex")
+    monkeypatch.setattr(candidate_media, "lpips_distance", lambda *a, **k: far)
+    outcome, _ = run(key, params(), mutate=noisy(4), tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.FAILED
+    assert any("lpips_alex 0.31 above the maximum 0.2" in r for r in outcome.reasons)
 
 
 def test_too_few_repetitions_are_invalid(tmp_path: Path) -> None:
-    log = "INFO Enabling offloader backend: LayerWiseOffloadBackend\n"
     p = params(latency={"warmup": 1, "repetitions": 2})
-    outcome, _ = run(row(offload="layerwise-nopin"), p, log=log, tmp_path=tmp_path)
+    outcome, _ = run(row(offload="layerwise-nopin"), p, log=LAYERWISE_LOG, tmp_path=tmp_path)
     assert outcome.outcome is GateOutcome.INVALID
     assert any("too few latency repetitions on the reference: 2 succeeded, 3 needed" in r
                for r in outcome.reasons)  # fmt: skip
@@ -273,4 +429,10 @@ async def _baseline(tmp_path: Path) -> CheckOutcome:
 
 def test_a_fast_path_naming_an_undeclared_tolerance_is_a_spec_error() -> None:
     with pytest.raises(ValueError, match="names tolerance 'nope'"):
-        params(fast_paths=[{"feature": "dtype=fp32", "lossy": False, "tolerance": "nope"}])
+        params(fast_paths=[{"feature": "dtype=fp32", "lossy": False, "tolerance": "nope",
+                            "output_differs": True}])  # fmt: skip
+
+
+def test_a_fast_path_with_no_proof_and_no_reason_is_a_spec_error() -> None:
+    with pytest.raises(ValueError, match="declares no proof of activity"):
+        params(fast_paths=[{"feature": "dtype=fp32", "lossy": False, "tolerance": "dtype"}])
