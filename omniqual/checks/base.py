@@ -118,6 +118,9 @@ class ServedReference:
     make_client: Callable[[], "OmniClient"]
     provenance: Mapping[str, JsonValue] = field(default_factory=dict)
     """What answered (serve argv, revisions), recorded with the check's result."""
+    make_again_client: Callable[[], "OmniClient"] | None = None
+    """A second launch of the same recipe, for the reference's spread against itself (None: a
+    deployment given by URL, which answers the second time itself)."""
 
 
 @dataclass(frozen=True, slots=True)

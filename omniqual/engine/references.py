@@ -2,22 +2,24 @@
 served by that row's recipe (or the campaign's URL for it) while a run needs it.
 
 One reference is live at a time and is shared by every candidate that names the same row, so a
-campaign that qualifies several fast paths of one model launches its baseline once. Asking for
+campaign that qualifies several fast paths of one model launches its baseline once, plus once
+more: a launched reference comes with a second launch of the same recipe, on which the checks
+measure the baseline's spread against itself. Asking for
 another row stops the live one first (two tiny servers plus a candidate would crowd a small
 host), once no check still uses it: launch groups running at once (``--jobs``) share the pool,
 and one that asks for the row being started waits for that launch instead of making another.
 The pool stops whatever is live when the run's plan ends."""
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
-from omniqual.checks.base import ServedReference
+from omniqual.checks.base import ServedReference, TargetInfo
 from omniqual.client.client import OmniClient
 from omniqual.domain.axes import RowKey
 from omniqual.domain.provenance import Provenance
-from omniqual.domain.recipe import Expectation
+from omniqual.domain.recipe import Expectation, RecipeKind
 from omniqual.engine.matrix_service import ProjectMatrix
 from omniqual.engine.targets import prepare_model, served
 from omniqual.evidence.store import RunWriter
@@ -52,6 +54,14 @@ class ReferenceBook:
                 "be refused at startup"
             )
         return found
+
+
+def _client_of(info: TargetInfo) -> Callable[[], OmniClient]:
+    def make_client() -> OmniClient:
+        assert info.url is not None  # served() always yields a URL
+        return OmniClient(info.url, api_key=info.api_key)
+
+    return make_client
 
 
 class ReferencePool:
@@ -111,18 +121,26 @@ class ReferencePool:
         prepared = prepare_model(recipe, self._base, loaded.directory)
         stack = AsyncExitStack()
         url = self._urls.get(recipe.id)
-        target = await stack.enter_async_context(
-            served(loaded, prepared, self._writer, url, role="reference", tag=self._tag)
-        )
+        try:
+            target = await stack.enter_async_context(
+                served(loaded, prepared, self._writer, url, role="reference", tag=self._tag)
+            )
+            # A second launch of the same baseline answers each parity case again: the spread
+            # of the baseline against itself, launch to launch. A URL is not ours to relaunch.
+            again = None
+            if url is None and recipe.kind is not RecipeKind.URL:
+                again = await stack.enter_async_context(
+                    served(loaded, prepared, self._writer, None, role="reference-again",
+                           tag=self._tag)
+                )
+        except BaseException:
+            await stack.aclose()
+            raise
         self._stack = stack
-        info = target.info
-
-        def make_client() -> OmniClient:
-            assert info.url is not None  # served() always yields a URL
-            return OmniClient(info.url, api_key=info.api_key)
-
         provenance = target.provenance.model_dump(mode="json", exclude_none=True)
-        return ServedReference(row, recipe.id, info, make_client, provenance)
+        again_client = _client_of(again.info) if again is not None else None
+        return ServedReference(row, recipe.id, target.info, _client_of(target.info), provenance,
+                               again_client)  # fmt: skip
 
     async def _release(self) -> None:
         stack, self._stack, self._live = self._stack, None, None

@@ -232,7 +232,9 @@ async def served(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     # A private TMPDIR makes the server's temporary files observable: residue is a leak.
     temp_dir = Path(tempfile.mkdtemp(prefix=f"omniqual-{recipe.id}-"))
-    handle = timing.launch_started(recipe.id, "reference" if role == "reference" else "target")
+    handle = timing.launch_started(
+        recipe.id, "reference" if role.startswith("reference") else "target"
+    )
     began = time.monotonic()
     try:
         # Beside other launch groups (--jobs), a start-up is an activity on the shared host,

@@ -115,8 +115,10 @@ class CandidateParityCheck:
         try:
             async with ctx.serve_reference(baseline) as served:
                 ctx.progress(f"parity: reference {served.recipe_id}", 0.0)
-                # Every case twice on the one reference launch: its own spread.
-                reference = await run.side(served.make_client, served.target.pid, 1, repeat=True)
+                # Every case twice, the second time on a second launch of the baseline:
+                # its own spread, launch to launch as well as request to request.
+                reference = await run.side(served.make_client, served.target.pid, 1,
+                                           repeat=True, again=served.make_again_client)
         except Exception as exc:  # the reference failing is no finding on the candidate
             why = f"the reference deployment (row {baseline}) could not serve: {exc}"
             return CheckOutcome(GateOutcome.INVALID, (why,), requested=run.requested(baseline))
@@ -170,6 +172,7 @@ class _Run:
         concurrent: int,
         *,
         repeat: bool = False,
+        again: Callable[[], OmniClient] | None = None,
     ) -> SideRun:
         params = self.params
         timeouts = Timeouts(params.request_timeout_s, params.job_timeout_s,
@@ -177,7 +180,7 @@ class _Run:
         return await run_side(
             make_client, pid, self.cases, timeouts=timeouts, concurrent=concurrent,
             warmup=params.latency.warmup, repetitions=params.latency.repetitions,
-            observer_interval_s=params.observer_interval_s, repeat=repeat,
+            observer_interval_s=params.observer_interval_s, repeat=repeat, again=again,
         )  # fmt: skip
 
     def requested(self, baseline: RowKey) -> dict[str, JsonValue]:
@@ -239,6 +242,10 @@ class _Run:
                 "tolerance_rationale": self.tolerance.rationale,
                 "signals": signal_entries(activity.signals),
                 "reference_spread": spread.describe(),
+                "reference_spread_between": (
+                    "two launches of the baseline" if served.make_again_client is not None
+                    else "two passes on the one deployment given (a URL is not launched again)"
+                ),
                 "attribution": list(unattributable),
                 "pairs": [pair_entry(p, kind) for p in pairs],
                 "reference": side_block(reference),

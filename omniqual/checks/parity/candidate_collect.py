@@ -121,10 +121,12 @@ async def run_side(
     repetitions: int,
     observer_interval_s: float,
     repeat: bool = False,
+    again: Callable[[], OmniClient] | None = None,
 ) -> SideRun:
     """Warm up, answer every case (``concurrent`` at a time), then time ``repetitions`` solo
     runs of the first case: the same request each time, so the work is fixed. With ``repeat``,
-    answer every case once more, one at a time: how far the deployment differs from itself."""
+    answer every case once more, one at a time, on ``again`` (another launch of the same
+    deployment) or else on this one: how far the deployment differs from itself."""
     observer = ProcessObserver(pid, interval_s=observer_interval_s) if pid is not None else None
     if observer is not None:
         observer.start()
@@ -139,7 +141,12 @@ async def run_side(
                 groups.append(tuple(c.id for c in group))
                 answers = await asyncio.gather(*(_one(client, c, timeouts) for c in group))
                 outputs.update({c.id: a for c, a in zip(group, answers, strict=True)})
-            again = {c.id: await _one(client, c, timeouts) for c in cases} if repeat else {}
+            second: dict[str, CaseOutput] = {}
+            if repeat and again is not None:
+                async with again() as other:
+                    second = {c.id: await _one(other, c, timeouts) for c in cases}
+            elif repeat:
+                second = {c.id: await _one(client, c, timeouts) for c in cases}
             samples: list[float] = []
             failures: list[str] = []
             for _ in range(repetitions):
@@ -149,4 +156,4 @@ async def run_side(
     finally:
         series = observer.stop() if observer is not None else ()
     latency = Latency(tuple(samples), tuple(failures))
-    return SideRun(outputs, latency, memory_of(series), tuple(groups), again)
+    return SideRun(outputs, latency, memory_of(series), tuple(groups), second)

@@ -1,7 +1,8 @@
 """Measured proof of a fast path at work, from what the two deployments answered.
 
-Outputs: the reference answers every case twice on its one launch; the lowest PSNR (SNR for
-audio) between its two passes is its own spread. A candidate output shows its path at work only
+Outputs: the reference answers every case twice, the second time on a second launch of the
+baseline (on the one deployment when it was given by URL); the lowest PSNR (SNR for audio)
+between its two passes is its own spread. A candidate output shows its path at work only
 when it lies further from the reference than that spread: a difference inside it proves nothing
 (the path is then not shown active), while outputs identical to a reference that is identical to
 itself show the path did not act.

@@ -107,7 +107,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     @asynccontextmanager
     async def reference(loaded: Any, prepared: Any, writer: Any, url: Any, role: str = "",
                         tag: str = "") -> AsyncIterator[ServedTarget]:  # fmt: skip
-        seen["references"].append(loaded.recipe.id)
+        seen["references"].append(f"{loaded.recipe.id} as {role}")
         for _ in range(3):
             await asyncio.sleep(0)
         info = TargetInfo(url=f"http://127.0.0.1:9/ref-{loaded.recipe.id}", recipe=loaded.recipe)
@@ -216,7 +216,7 @@ def test_groups_on_a_host_without_gpus_share_one_reference_launch(
     _host(monkeypatch, Host(cores=2))
     outcome = _run(root, 2)
     assert all(r.outcome is GateOutcome.PASSED for r in outcome.results)
-    assert fakes["references"] == ["a"]
+    assert fakes["references"] == ["a as reference", "a as reference-again"]
 
 
 def test_groups_get_disjoint_devices_passed_to_their_launches_and_recorded(

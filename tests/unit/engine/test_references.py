@@ -78,9 +78,12 @@ def test_a_reference_is_launched_once_per_row_and_stopped_at_the_end(
 
     seen = asyncio.run(scenario())
     assert seen == ["qwen-image-tiny pid 42", *["sd3-tiny pid 42"] * 3]
+    # Each launched reference comes with a second launch (the baseline's spread against itself).
     assert events == [
-        "up qwen-image-tiny as reference", "down qwen-image-tiny",
-        "up sd3-tiny as reference", "down sd3-tiny",
+        "up qwen-image-tiny as reference", "up qwen-image-tiny as reference-again",
+        "down qwen-image-tiny", "down qwen-image-tiny",
+        "up sd3-tiny as reference", "up sd3-tiny as reference-again",
+        "down sd3-tiny", "down sd3-tiny",
     ]  # fmt: skip
 
 
@@ -106,9 +109,10 @@ def test_checks_running_at_once_share_one_launch_and_another_row_waits_for_them(
 
     asyncio.run(scenario())
     assert events.count("up sd3-tiny as reference") == 1
+    assert events.count("up sd3-tiny as reference-again") == 1
     assert events.index("down sd3-tiny") > max(events.index("a done"), events.index("b done"))
     assert events.index("up qwen-image-tiny as reference") > events.index("down sd3-tiny")
-    assert events[-1] == "down qwen-image-tiny" and events[-2] == "c done"
+    assert events[-3:] == ["c done", "down qwen-image-tiny", "down qwen-image-tiny"]
 
 
 def test_a_row_without_a_serving_recipe_is_unavailable() -> None:

@@ -138,6 +138,7 @@ def run(
     candidate: FakeOmni | None = None,
     reference: FakeOmni | None = None,
     provenance: Provenance | None = None,
+    reference_again: FakeOmni | None = None,
 ) -> tuple[CheckOutcome, MemorySink]:
     sink = MemorySink()
     reference = reference or FakeOmni()
@@ -153,8 +154,9 @@ def run(
         if reference_fails:
             raise RuntimeError("reference server exited with code 1 during startup")
         target = TargetInfo(url="http://reference.invalid", label="reference")
+        again = client_for(reference_again) if reference_again is not None else None
         yield ServedReference(baseline, "sd3-tiny", target, client_for(reference),
-                              SAME.model_dump(mode="json"))  # fmt: skip
+                              SAME.model_dump(mode="json"), again)  # fmt: skip
 
     ctx = CheckContext(
         gate=GateSpec(id="parity", kind="candidate_parity", version=2), row=key,
@@ -312,6 +314,22 @@ def test_a_difference_inside_the_reference_spread_proves_nothing(tmp_path: Path)
     assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
     (reason,) = [r for r in outcome.reasons if "dtype=fp32" in r]
     assert "fast path not shown active" in reason and "proves nothing either way" in reason
+
+
+def test_the_reference_spread_is_measured_on_a_second_launch_of_the_baseline(
+    tmp_path: Path,
+) -> None:
+    """The first launch answers the same way twice; a second launch does not (launch-to-launch
+    nondeterminism). The spread comes from the second launch, so fp32's difference, inside it,
+    proves nothing; asked of the first launch alone it would have passed."""
+    steady, relaunched = FakeOmni(), FakeOmni(FakeConfig(faults=FakeFaults(run_jitter=3)))
+    fp32 = FakeOmni(FakeConfig(dtype="fp32"))
+    outcome, _ = run(row(dtype="fp32"), params(), candidate=fp32, reference=steady,
+                     reference_again=relaunched, tmp_path=tmp_path)  # fmt: skip
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert any("proves nothing either way" in r for r in outcome.reasons)
+    parity = outcome.effective["parity"]
+    assert parity["reference_spread_between"] == "two launches of the baseline"  # type: ignore[index,call-overload]
 
 
 def test_a_step_row_passes_only_as_a_limitation_of_the_row(tmp_path: Path) -> None:
