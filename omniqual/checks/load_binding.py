@@ -196,6 +196,9 @@ class JobTrace:
     delete_status: int | None = None
     after_cancel_status: int | None = None  # GET status after the DELETE (404 = gone)
     content_status: int | None = None
+    ended_about: float | None = None
+    """When it reached a terminal state (monotonic): midway between the last poll that saw it
+    unfinished and the first that saw it end (set where the client follows it to the end)."""
 
     @property
     def terminal_states(self) -> tuple[str, ...]:

@@ -233,11 +233,17 @@ class AbortDriver:
     async def follow(self, trace: JobTrace, *, settle_polls: int) -> None:
         deadline = time.monotonic() + self.params.request_timeout_s
         after_terminal = -1
+        unfinished_at = time.monotonic()
         while after_terminal < settle_polls and time.monotonic() < deadline:
+            asked = time.monotonic()
             raw = await self.client.send_raw("GET", f"/v1/videos/{trace.job_id}")
             trace.statuses.append(_status(raw))
             if trace.statuses[-1] in ("completed", "failed", "cancelled"):
+                if after_terminal < 0:  # it ended between the last two polls
+                    trace.ended_about = (unfinished_at + asked) / 2
                 after_terminal += 1
+            else:
+                unfinished_at = asked
             await asyncio.sleep(self.params.poll_interval_s)
         if "completed" in trace.terminal_states:
             content = await self.client.send_raw("GET", f"/v1/videos/{trace.job_id}/content")

@@ -113,7 +113,12 @@ async def _cancel_queued(driver: AbortDriver, case: Case, before: WorkReading | 
         cancelled_at = time.monotonic()
         if blocker is not None:
             await driver.follow(blocker, settle_polls=1)
-        peer_tail = time.monotonic() - cancelled_at if blocker is not None else 0.0
+        # The peer's own work after the cancel: until it ended, not until the client noticed
+        # (the settling polls after its end overlap a cancelled job that runs anyway).
+        peer_tail = 0.0
+        if blocker is not None:
+            ended = blocker.ended_about if blocker.ended_about is not None else time.monotonic()
+            peer_tail = max(0.0, ended - cancelled_at)
         if ends_at is not None:
             ends_at[0] = time.monotonic() + driver.solo_s + driver.params.work_window_margin_s
         await driver.verify_cancelled(case, trace)

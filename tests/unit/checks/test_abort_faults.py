@@ -165,10 +165,6 @@ def test_gauges_alone_do_not_prove_cut_work_stopped(tmp_path: Path) -> None:
                for r in outcome.reasons), outcome.reasons  # fmt: skip
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap: the peer's tail is taken off the work after the cancel as the client observed "
-    "it (until it noticed the peer complete), which overlaps the queued job's own run; on the "
-    "fake the work left after the cancel measures ~0.1 s, under the quarter-solo bound"))
 def test_a_cancelled_queued_job_that_runs_while_the_cancel_is_rechecked_fails(
     tmp_path: Path,
 ) -> None:
