@@ -32,7 +32,7 @@ the result model) is spread over few requests, so CPU per 1k rises for both.
   same loop, each only a timer, one write of fixed bytes and reading the answer's bytes. Its
   CPU over the peer's is the lowest ratio any Python asyncio client can reach on this host.
 
-The machine may be shared: CPU figures are noisy, hence repeats and ranges. Goals (issue 12):
+The machine may be shared: CPU figures are noisy, hence repeats and ranges. Goals:
 CPU/1k <= 1/5 of the peer's; p99 issue lag <= 2 ms at 200 RPS; achieved >= 0.99 at 1000 RPS.
 """
 

@@ -52,7 +52,7 @@ def report(rows: list[dict[str, Any]], drivers: list[str], rates: list[float]) -
             ach_ratio = [ours[k]["ach_offered"] / peer[k]["ach_offered"] for k in reps]
             print(f"{rate:>6g} {'ratio':<9} {_span(cpu_ratio):>13} {_span(lag_ratio):>13} "
                   f"{_span(ach_ratio, 1, '.3f'):>13}")  # fmt: skip
-    print("\nGOALS (issue 12), omniqual's worst repeat:")
+    print("\nGOALS, omniqual's worst repeat:")
     for rate in rates:
         ours_l = [r for r in rows if r["rate"] == rate and r["driver"] == "omniqual"]
         peer_l = [r for r in rows if r["rate"] == rate and r["driver"] == "peer"]

@@ -1,4 +1,4 @@
-"""Exit codes keep the README's promise (issue 13, section 3): a skipped gate is a spec error,
+"""Exit codes keep the README's promise: a skipped gate is a spec error,
 specs are checked before any target is contacted, one error per chain, errors that say where."""
 
 from pathlib import Path

@@ -1,5 +1,5 @@
 """Compiling from recorded runs counts only evidence of the row's own checkpoint, server and
-spec content, and turns reproduced contract deviations into `limited` (issue 8)."""
+spec content, and turns reproduced contract deviations into `limited`."""
 
 import json
 import shutil

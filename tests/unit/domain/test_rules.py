@@ -165,7 +165,7 @@ def test_unknown_gate_versions_are_not_stale() -> None:
     assert got.state is CellState.VALIDATED
 
 
-# --- one row's state never mixes checkpoints or servers (issue 8, item 2) ----------------------
+# --- one row's state never mixes checkpoints or servers ---------------------------------------
 
 CK_A = ("rev1", "ck-a", "0.30.0", None, "0.20.0", "cfg1", None)
 CK_B = ("rev1", "ck-b", "0.30.0", None, "0.20.0", "cfg1", None)

@@ -1,4 +1,4 @@
-"""Stale notes say which field made a result stale and both values (issue 13, section 3)."""
+"""Stale notes say which field made a result stale and both values."""
 
 from datetime import UTC, datetime
 

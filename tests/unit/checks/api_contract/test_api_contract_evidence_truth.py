@@ -1,4 +1,4 @@
-"""Evidence truth for the api_contract gate (tracker issue 8, items 7, 8, 9 and 11): reproduced
+"""Evidence truth for the api_contract gate: reproduced
 declared deviations are limitations, stale ones fail; the judge names fields precisely; parity
 on an unserved path fails; a side-effect check that cannot run makes the gate invalid; video
 outputs without a sample table fail."""
