@@ -35,6 +35,12 @@ class AbortParams(CheckParams):
         default_factory=lambda: {"early": 0.15, "middle": 0.5, "late": 0.85},
         description="Cut points in denoising, as fractions of the calibrated service time.",
     )
+    cut_attempts: int = Field(
+        default=3, ge=1,
+        description="Tries of a cut point whose request was answered before it (the service "
+        "ran short of its calibrated time); each retry cuts at the point's fraction of the "
+        "shortest answer seen. All missed: the case is invalid.",
+    )  # fmt: skip
     burst: int = Field(default=3, ge=0, description="Extra back-to-back cuts (leak amplifier).")
     timeout_fraction: float = Field(default=0.5, gt=0, lt=1)
     request_timeout_s: float = Field(default=120.0, gt=0)

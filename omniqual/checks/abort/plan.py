@@ -42,18 +42,24 @@ async def run_cases(driver: AbortDriver, params: AbortParams) -> list[Case]:
     cases.append(queued)
     for name, frac in params.points.items():
         case = Case(f"disconnect-{name}", path, f"cut at {frac * solo:.3f} s", expected)
-        before = await driver.reading()
-        if await driver.cut(case, frac * solo):
-            await driver.judge_work(case, queued=False, window_s=(1 - frac) * solo + margin,
-                                    left_s=(1 - frac) * solo, before=before)  # fmt: skip
-        await driver.after(case, (1 - frac) * solo)
+        service = solo
+        for attempt in range(1, params.cut_attempts + 1):
+            before = await driver.reading()
+            cut = await driver.cut(case, frac * service, last=attempt == params.cut_attempts)
+            if cut is True:
+                await driver.judge_work(case, queued=False, left_s=(1 - frac) * service,
+                                        window_s=(1 - frac) * service + margin, before=before)
+                break
+            # Answered before the cut: this run was short; cut the next at its fraction.
+            service = min(service, float(cut))
+        await driver.after(case, (1 - frac) * service)
         cases.append(case)
     if params.burst:
         burst = Case("disconnect-burst", path, f"{params.burst} cuts at {0.5 * solo:.3f} s",
                      expected)  # fmt: skip
         before = await driver.reading()
-        cut = [await driver.cut(burst, 0.5 * solo) for _ in range(params.burst)]
-        if all(cut):
+        cuts = [await driver.cut(burst, 0.5 * solo) for _ in range(params.burst)]
+        if all(c is True for c in cuts):
             # Only the last cut is certain to have work left when the window opens.
             await driver.judge_work(burst, queued=False, before=before, left_s=0.5 * solo,
                                     window_s=0.5 * solo * params.burst + margin)  # fmt: skip

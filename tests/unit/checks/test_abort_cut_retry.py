@@ -1,0 +1,67 @@
+"""A cut point the request ran short of is tried again before the case is invalid (a scripted
+driver: which cut answers first is given, no clock and no server)."""
+
+import asyncio
+from typing import Any
+
+from omniqual.checks.abort.cases import Case
+from omniqual.checks.abort.params import AbortParams
+from omniqual.checks.abort.plan import run_cases
+from omniqual.loadgen.workload import EndpointKind
+
+
+class ScriptedDriver:
+    """Sync endpoint; ``short`` answers (their durations, in order) before the cut is reached."""
+
+    endpoint = EndpointKind.IMAGE
+    path = "/v1/images/generations"
+
+    def __init__(self, short: list[float]) -> None:
+        self.solo_s = 1.0
+        self.short = list(short)
+        self.cuts: list[float] = []
+        self.windows: list[float] = []
+
+    async def reading(self) -> None:
+        return None
+
+    async def cut(self, case: Case, after_s: float, *, last: bool = True) -> bool | float:
+        self.cuts.append(round(after_s, 3))
+        if case.id == "disconnect-late" and self.short:
+            took = self.short.pop(0)
+            if last:
+                case.invalid.append(f"{case.id}: the cut point was not reached")
+            return took
+        return True
+
+    async def cut_behind_blocker(self, case: Case) -> None:
+        return None
+
+    async def judge_work(self, case: Case, **window: Any) -> None:
+        self.windows.append(round(window["left_s"], 3))
+
+    async def client_timeout(self, case: Case, after_s: float) -> bool:
+        return True
+
+    async def after(self, case: Case, left_s: float | None) -> None:
+        return None
+
+
+def _late(cases: list[Case]) -> Case:
+    return next(c for c in cases if c.id == "disconnect-late")
+
+
+def test_a_late_cut_answered_early_is_tried_again_at_the_short_runs_fraction() -> None:
+    driver = ScriptedDriver(short=[0.8])  # the first try finished in 0.8 s, before 0.85 s
+    cases = asyncio.run(run_cases(driver, AbortParams(burst=0)))  # type: ignore[arg-type]
+    assert driver.cuts[2:4] == [0.85, 0.68]  # late, then late again at 0.85 x 0.8 s
+    assert _late(cases).invalid == []
+    assert driver.windows[3] == 0.12  # the work it had left: 15 % of the short run
+
+
+def test_a_late_cut_never_reached_is_invalid_after_its_attempts() -> None:
+    driver = ScriptedDriver(short=[0.8, 0.7, 0.6])
+    cases = asyncio.run(run_cases(driver, AbortParams(burst=0)))  # type: ignore[arg-type]
+    assert driver.cuts[2:5] == [0.85, 0.68, 0.595]
+    assert _late(cases).invalid == ["disconnect-late: the cut point was not reached"]
+    assert len(driver.windows) == 4  # queued, early, middle, timeout: not the late cut
