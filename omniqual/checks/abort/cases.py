@@ -176,8 +176,9 @@ class AbortDriver:
 
     async def cut(self, case: Case, after_s: float, *, last: bool = True) -> bool | float:
         """Send and disconnect after ``after_s``; True when the cut happened mid-request.
-        Answered before the cut: how long the answer took, recorded as invalid only on the
-        ``last`` try (an earlier one is tried again)."""
+        Answered usably before the cut, in at least half the calibrated solo time (a run that
+        was short, not some other answer): how long it took, recorded as invalid only on the
+        ``last`` try (an earlier one is tried again). Any other answer: invalid, False."""
         call = self.calls.next()
         outcome = await self.client.send_and_disconnect(
             call.method, call.path, after_s=after_s,
@@ -187,12 +188,15 @@ class AbortDriver:
         if outcome.answered:
             case.observed.append(f"answered {outcome.status} in {outcome.elapsed_s:.3f} s, "
                                  f"before the cut at {after_s:.3f} s")  # fmt: skip
-            if last:
+            short_run = outcome.status is not None and 200 <= outcome.status < 300 and (
+                outcome.elapsed_s >= 0.5 * self.solo_s
+            )
+            if last or not short_run:
                 case.invalid.append(
                     f"{case.id}: answered (HTTP {outcome.status}) before the cut at "
                     f"{after_s:.3f} s; the cut point was not reached"
                 )
-            return outcome.elapsed_s
+            return outcome.elapsed_s if short_run and not last else False
         case.observed.append(f"cut at {outcome.elapsed_s:.3f} s")
         return True
 

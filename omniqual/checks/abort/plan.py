@@ -49,9 +49,10 @@ async def run_cases(driver: AbortDriver, params: AbortParams) -> list[Case]:
             if cut is True:
                 await driver.judge_work(case, queued=False, left_s=(1 - frac) * service,
                                         window_s=(1 - frac) * service + margin, before=before)
+            if cut is True or cut is False:
                 break
-            # Answered before the cut: this run was short; cut the next at its fraction.
-            service = min(service, float(cut))
+            # Answered before the cut in a short run: cut the next at its fraction.
+            service = min(service, cut)
         await driver.after(case, (1 - frac) * service)
         cases.append(case)
     if params.burst:

@@ -29,9 +29,9 @@ class ScriptedDriver:
         self.cuts.append(round(after_s, 3))
         if case.id == "disconnect-late" and self.short:
             took = self.short.pop(0)
-            if last:
+            if last or took < 0.5 * self.solo_s:
                 case.invalid.append(f"{case.id}: the cut point was not reached")
-            return took
+            return False if last or took < 0.5 * self.solo_s else took
         return True
 
     async def cut_behind_blocker(self, case: Case) -> None:
@@ -65,3 +65,12 @@ def test_a_late_cut_never_reached_is_invalid_after_its_attempts() -> None:
     assert driver.cuts[2:5] == [0.85, 0.68, 0.595]
     assert _late(cases).invalid == ["disconnect-late: the cut point was not reached"]
     assert len(driver.windows) == 4  # queued, early, middle, timeout: not the late cut
+
+
+def test_an_answer_far_shorter_than_a_run_is_not_retried() -> None:
+    """Answered in a fifth of the solo time: not a short run (an error, a cached answer), so the
+    point is not chased down to it."""
+    driver = ScriptedDriver(short=[0.2])
+    cases = asyncio.run(run_cases(driver, AbortParams(burst=0)))  # type: ignore[arg-type]
+    assert driver.cuts[2:] == [0.85]  # the late point once, not again
+    assert _late(cases).invalid == ["disconnect-late: the cut point was not reached"]
