@@ -14,7 +14,8 @@ from pathlib import Path
 
 import typer
 
-from omniqual.cli.exits import Exit, fail
+from omniqual.cli.exits import Exit, fail, user_errors
+from omniqual.domain.verdict_stability import StabilityTable
 
 evidence_app = typer.Typer(no_args_is_help=True, help="Check recorded evidence.")
 
@@ -95,3 +96,47 @@ def merge_command(
                "copied and verified)")  # fmt: skip
     for note in merged.notes:
         typer.echo(f"  note {note}")
+
+
+@evidence_app.command("stability")
+@user_errors
+def stability_command(
+    runs: list[Path] = typer.Argument(
+        ..., help="Run directories of the same build (or directories of runs), oldest first."
+    ),
+    matrix: Path = typer.Option(
+        None, "--matrix", "-m", help="Default: matrices/embedded-cpu.yaml."
+    ),
+    output: Path = typer.Option(
+        None, "-o", "--output", help="Also write stability.md, .html and .json here."
+    ),
+) -> None:
+    """How often reruns agreed: per gate on a row, every run's verdict; per row, its state.
+    Exit 1 when a verdict moved between passed and failed or a row's state changed."""
+    from omniqual.engine.verdict_stability import stability_of
+
+    if report_stability(stability_of(matrix, runs), output):
+        raise typer.Exit(int(Exit.FAILED))
+
+
+def report_stability(table: StabilityTable, output: Path | None) -> bool:
+    """Say the stability table's summary (and write its files); True when a verdict moved
+    between passed and failed or a row's state changed."""
+    from omniqual.report.stability_views import render_stability, stability_view
+
+    if output is not None:
+        output.mkdir(parents=True, exist_ok=True)
+        for fmt in ("md", "html", "json"):
+            path = output / f"stability.{fmt}"
+            path.write_text(render_stability(table, fmt), encoding="utf-8")
+            typer.echo(f"wrote {path}", err=True)
+    view = stability_view(table)
+    typer.echo(f"{len(view.runs)} runs: {view.agreement} of gate verdicts agreed in every run; "
+               f"{view.flips} moved between passed and failed; "
+               f"{len(view.unstable_rows)} row state(s) changed")  # fmt: skip
+    for line in view.lines:
+        if line.finding:
+            typer.echo(f"  {line.gate} on {line.row}: {' '.join(line.verdicts)} ({line.finding})")
+    for row, states in view.unstable_rows:
+        typer.echo(f"  row {row}: {' → '.join(states)}")
+    return bool(view.flips or view.unstable_rows)

@@ -77,7 +77,8 @@ def run_gate_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON object per result on stdout."),
     junit: Path = typer.Option(None, "--junit", help="Also write a JUnit XML file."),
     server_pid: int = typer.Option(
-        None, "--server-pid",
+        None,
+        "--server-pid",
         help="For a URL target on this host: the server's process id, so abort and soak can "
         "watch its CPU time, memory and files (without it those signals are absent: invalid).",
     ),
@@ -127,10 +128,20 @@ def run_command(
         False, "--strict", help="Exit 1 when a gate failed (default: the campaign's policy)."
     ),
     jobs: str = typer.Option(
-        "1", "--jobs", "-j",
+        "1",
+        "--jobs",
+        "-j",
         help="Launch groups run at once: a number, or auto (as many as the host's GPUs, else "
         "its cores, hold); each gets devices of its own (a number on a host without GPUs shares "
         "its cores), and gates that measure time or memory run alone. 1: one after another.",
+    ),
+    repeat: int = typer.Option(
+        1,
+        "--repeat",
+        min=1,
+        help="Run the campaign this many times on the same build and write the verdict "
+        "stability table (stability.md/.html/.json): how often each gate's verdict and each "
+        "row's state agreed.",
     ),
 ) -> None:
     """Run a campaign, compile its matrix and render the evidence report."""
@@ -143,20 +154,33 @@ def run_command(
     count = parse_jobs(jobs)
     loaded = load_campaign(campaign)
     install_signal_handlers()  # servers launched from worker threads stop on SIGTERM too
-    with ConsoleObserver(as_json=as_json) as observer:
-        outcome = asyncio.run(
-            run_campaign(loaded, command=sys.argv, resume=resume, observe=observer, jobs=count)
-        )
+    outcomes = []
+    for attempt in range(repeat):  # a resumed run is the first; each repeat is a run of its own
+        if repeat > 1:
+            typer.echo(f"run {attempt + 1} of {repeat}", err=True)
+        with ConsoleObserver(as_json=as_json) as observer:
+            outcomes.append(asyncio.run(run_campaign(
+                loaded, command=sys.argv, resume=resume if attempt == 0 else None,
+                observe=observer, jobs=count,
+            )))  # fmt: skip
+    outcome = outcomes[-1]
     written = write_reports(outcome, loaded, output)
     if junit is not None:
         write_junit(list(outcome.results), junit, evidence_root=outcome.run_dir.parent)
     _say_written(written)
     counts = ", ".join(f"{n} {s.value}" for s, n in outcome.compiled.counts().items())
     typer.echo(f"run {outcome.run_dir}: {len(outcome.results)} results; matrix: {counts}", err=True)
-    code = exit_code(outcome.results)
+    moved = False
+    if repeat > 1:
+        from omniqual.cli.evidence import report_stability
+        from omniqual.engine.verdict_stability import stability_of
+
+        runs = [o.run_dir for o in outcomes]
+        moved = report_stability(stability_of(loaded.matrix_path, runs), output)
+    code = exit_code([r for o in outcomes for r in o.results])
     if code is Exit.TARGET:
         raise fail(Exit.TARGET, "a gate errored (harness or infrastructure fault); see the report")
     if code is Exit.USAGE:  # whatever the exit policy: a skip is a spec error, not a finding
         raise skipped_error(outcome.results)
-    if code is Exit.FAILED and (strict or loaded.campaign.exit_policy == "strict"):
+    if (code is Exit.FAILED or moved) and (strict or loaded.campaign.exit_policy == "strict"):
         raise typer.Exit(int(Exit.FAILED))

@@ -135,6 +135,10 @@ class SloCertificate:
     overlatency: int  # samples over the bound, failures included
     required: int  # samples needed given that overlatency count
     certified: bool
+    missed: bool = False
+    """The bound is exceeded at the same confidence: a system whose percentile sits exactly on
+    the bound would show this many overs or more with probability <= 1 - c. Neither certified
+    nor missed is inconclusive: more samples decide, the point estimate never does."""
 
     @property
     def shortfall(self) -> int:
@@ -154,6 +158,36 @@ def certify_slo(
     over = failures + sum(1 for value in latencies_s if value > bound_s)
     samples = len(latencies_s) + failures
     required = required_samples(percentile, confidence=confidence, overlatency=over)
+    missed = slo_missed(samples, over, percentile, confidence=confidence)
     return SloCertificate(
-        percentile, bound_s, confidence, samples, over, required, samples >= required
+        percentile, bound_s, confidence, samples, over, required, samples >= required, missed
     )
+
+
+def slo_missed(
+    samples: int, overlatency: int, percentile: float, *, confidence: float = DEFAULT_CONFIDENCE
+) -> bool:
+    """Whether ``overlatency`` of ``samples`` over the bound show the p-th percentile above it at
+    ``confidence``: ``P[Binomial(n, 1 - p) >= t] <= 1 - c`` (the mirror of the certificate)."""
+    _check(percentile, confidence)
+    if overlatency <= 0 or samples <= 0:
+        return False
+    at_most_one_fewer = _log_cdf(overlatency - 1, samples, 1.0 - percentile / 100.0)
+    tail = -math.expm1(at_most_one_fewer)  # P[Bin >= t] = 1 - P[Bin <= t - 1]
+    return tail <= 1.0 - confidence
+
+
+def percentile_interval(
+    values: Sequence[float], percentile: float, *, confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[float | None, float | None]:
+    """Distribution-free bounds on the true p-th percentile, each holding at ``confidence``:
+    order statistics, None where the samples are too few for that side."""
+    _check(percentile, confidence)
+    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    n = len(ordered)
+    upper = upper_confidence_bound(values, percentile, confidence=confidence)
+    # Mirror image: the p-th percentile of x is the (100 - p)-th of -x, bounded from above.
+    flipped = upper_confidence_bound([-v for v in ordered], 100.0 - percentile,
+                                     confidence=confidence)  # fmt: skip
+    lower = -flipped if flipped is not None and n else None
+    return lower, upper

@@ -185,8 +185,10 @@ class _Soak:
                                  count=spec.requests, seed=self.ctx.seed + 10 * (number + 1),
                                  injected=True, max_duration_s=spec.max_duration_s,
                                  phase=spec, calibration=calibration)  # fmt: skip
+            searched = self.params.saturation  # a rate assumed outright is known exactly
+            precision = None if searched.assume_rps else searched.precision
             evidence = PhaseEvidence(spec, rate, run, tuple(self.send.jobs[before:]),
-                                     phase_bound_s(spec, calibration))  # fmt: skip
+                                     phase_bound_s(spec, calibration), precision)  # fmt: skip
             runs.append(run)
             self.phase_runs.append(PhaseRun(spec.name, spec.factor, rate, run))
             found, summary = judge_phase(evidence, self.params.validity)

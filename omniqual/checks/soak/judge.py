@@ -4,6 +4,7 @@ the injected faults across the run; resources are judged in ``resources``). Each
 returns ``Findings``: failures, invalidity reasons and measurements; reasons name the phase, the
 metric, the observed value and the bound."""
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -14,7 +15,7 @@ from omniqual.checks.soak.phases import is_injected
 from omniqual.domain.evidence import Measurement
 from omniqual.loadgen.records import LoadRun, RecordStatus
 from omniqual.loadgen.stats import RunSummary, ValidityPolicy, summarize_run
-from omniqual.loadgen.sufficiency import certify_slo
+from omniqual.loadgen.sufficiency import certify_slo, percentile_interval
 
 
 @dataclass(slots=True)
@@ -36,6 +37,9 @@ class PhaseEvidence:
     run: LoadRun
     jobs: tuple[JobTrace, ...]
     bound_s: float | None
+    saturation_precision: float | None = None
+    """The relative precision of the saturation estimate the phase rate is a factor of (None:
+    a rate given outright, known exactly)."""
 
 
 def measurement(name: str, value: float, unit: str, **kw: object) -> Measurement:
@@ -112,7 +116,7 @@ def client_limited(evidence: PhaseEvidence, summary: RunSummary, validity: Valid
     schedule holds the client's lateness too, and an SLO miss cannot be blamed on the server."""
     lag = evidence.run.effective.p99_issue_lag_s
     if lag is not None and lag > validity.max_p99_issue_lag_s:
-        return (f"p99 issue lag {lag * 1e3:.1f} ms > {validity.max_p99_issue_lag_s * 1e3:.1f} ms")
+        return f"p99 issue lag {lag * 1e3:.1f} ms > {validity.max_p99_issue_lag_s * 1e3:.1f} ms"
     if summary.rates.issue_fidelity < validity.min_issue_fidelity:
         return (f"issue fidelity {summary.rates.issue_fidelity:.3f} < "
                 f"{validity.min_issue_fidelity:g}")  # fmt: skip
@@ -148,14 +152,48 @@ def _slo(evidence: PhaseEvidence, summary: RunSummary, failures: int,
             f"{claim.value_s:.3f} s (n={claim.samples}) vs SLO bound {bound:.3f} s: "
             f"{cert.overlatency} of {cert.samples} over the bound")  # fmt: skip
     behind = client_limited(evidence, summary, validity)
+    over_capacity = beyond_capacity(evidence, summary)
     if behind is not None:
-        found.invalid.append(f"{what}; client-limited: the schedule had already fallen behind "
-                             f"({behind}), so the miss is not attributable to the server")
-    elif claim.value_s > bound:
-        found.failures.append(what)
-    else:
-        found.invalid.append(f"{what}; certifying needs >= {cert.required} samples")
+        found.invalid.append(
+            f"{what}; client-limited: the schedule had already fallen behind "
+            f"({behind}), so the miss is not attributable to the server"
+        )
+    elif cert.missed and over_capacity is not None:
+        found.invalid.append(f"{what}; {over_capacity}")
+    elif cert.missed:
+        found.failures.append(f"{what} (missed at {cert.confidence:.0%} confidence)")
+    else:  # near the bound: neither side holds at the stated confidence
+        lower, upper = percentile_interval(
+            [v for v in oks if v is not None] + [math.inf] * failures, spec.slo_percentile,
+            confidence=cert.confidence,
+        )  # fmt: skip
+        found.invalid.append(
+            f"{what}; inconclusive at {cert.confidence:.0%} confidence: p{spec.slo_percentile:g} "
+            f"in [{_seconds(lower)}, {_seconds(upper)}]; certifying needs >= {cert.required} "
+            "samples"
+        )  # fmt: skip
     return found
+
+
+def _seconds(value: float | None) -> str:
+    return "?" if value is None or math.isinf(value) else f"{value:.3f} s"
+
+
+def beyond_capacity(evidence: PhaseEvidence, summary: RunSummary) -> str | None:
+    """Why an SLO miss in this phase may be the saturation estimate's error, not the server's:
+    the phase's rate lies within the estimate's stated precision of it (``factor`` >= 1 -
+    precision) and the server did not keep up (completions < 95 % of the offered rate), so
+    the phase may have run above the capacity the estimate missed. A phase far below the
+    estimate, or one the server kept up with, misses on the server's account."""
+    precision = evidence.saturation_precision
+    if precision is None or evidence.spec.factor < 1.0 - precision:
+        return None
+    ratio = summary.rates.completion_ratio
+    if ratio >= 0.95:
+        return None
+    return (f"the phase ran at {evidence.spec.factor:g}x a saturation rate known only to "
+            f"±{precision:.0%}, and completions kept {ratio:.0%} of the offered rate: it may have "
+            "run above the server's capacity, so the miss is not a latency verdict")  # fmt: skip
 
 
 def judge_injections(runs: Sequence[LoadRun], spec: InjectionSpec) -> Findings:
@@ -179,7 +217,8 @@ def judge_injections(runs: Sequence[LoadRun], spec: InjectionSpec) -> Findings:
         found.invalid.append(
             f"injections: only {happened} of {len(injected)} injected faults happened "
             f"({answered} answered before the cut), fewer than "
-            f"{spec.min_happened_fraction:.0%}: the faults were not tested")
+            f"{spec.min_happened_fraction:.0%}: the faults were not tested"
+        )
     return found
 
 
@@ -204,8 +243,10 @@ def _job_failures(name: str, jobs: Sequence[JobTrace]) -> list[str]:
     found: list[str] = []
     for job in jobs:
         if len(job.terminal_states) > 1:
-            found.append(f"{name}: job {job.job_id} reported {len(job.terminal_states)} terminal "
-                         f"states ({' then '.join(job.terminal_states)}); expected exactly one")
+            found.append(
+                f"{name}: job {job.job_id} reported {len(job.terminal_states)} terminal "
+                f"states ({' then '.join(job.terminal_states)}); expected exactly one"
+            )
         if job.served_after_cancel:
             found.append(f"{name}: job {job.job_id} served content (HTTP 200) after DELETE "
                          f"answered {job.delete_status}")  # fmt: skip

@@ -60,9 +60,11 @@ def test_abort_gate_on_embedded(
     work = summary["work"]
     print(f"work signals {work['signals']}; baseline {work['baseline']}")
     for cut in work["cuts"]:
-        print(f"  {cut['case']}: {cut['ran_on_s']} s after the cut "
-              f"(allowed {cut['allowed_s']:.2f}); cpu {cut['cpu_s']} s in "
-              f"{cut['seconds']:.2f} s, busy {cut['busy_s']} s")
+        print(
+            f"  {cut['case']}: {cut['ran_on_s']} s after the cut "
+            f"(allowed {cut['allowed_s']:.2f}); cpu {cut['cpu_s']} s in "
+            f"{cut['seconds']:.2f} s, busy {cut['busy_s']} s"
+        )
     for case in outcome.cases:
         print(f"  {case.id}: {case.outcome.value} | {case.observed_status} | {case.note}")
     for m in outcome.measurements:
@@ -70,7 +72,19 @@ def test_abort_gate_on_embedded(
     print("server temp dir:", _tmp_census(served))
     record_property("abort_outcome", outcome.outcome.value)
     record_property("abort_duration_s", round(took, 1))
-    assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED, GateOutcome.INVALID)
+    if execution == "serial/1":
+        # The shipped spec on the bundled serial model: every cancel ends its request with one
+        # terminal result and cleanup holds, so the gate passes (cut work running on is the
+        # row's declared request-level limitation). On a 2-core host it may honestly end
+        # invalid, but only for the noise it names; never failed.
+        honest = ("the cut point was not reached", "told from noise", "told from one it obeyed",
+                  "host too slow")  # fmt: skip
+        if outcome.outcome is GateOutcome.INVALID:
+            assert all(any(h in r for h in honest) for r in outcome.reasons), outcome.reasons
+        else:
+            assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    else:
+        assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED, GateOutcome.INVALID)
     assert len(outcome.cases) >= 6
     assert summary["resource_source"] == "process-tree"
     assert "process-tree CPU time" in work["signals"]

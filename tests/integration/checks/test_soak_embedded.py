@@ -91,9 +91,16 @@ def test_soak_gate_on_sd3_tiny(
     print("saturation:", json.dumps(summary.get("saturation"))[:800])
     record_property("soak_outcome", outcome.outcome.value)
     record_property("soak_duration_s", round(took, 1))
-    # The gate must conclude something with evidence; the embedded run is a measurement, so a
-    # failure of the target is reported, but a harness error is not acceptable.
-    assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED, GateOutcome.INVALID)
+    # The shipped spec on the bundled model passes; on a 2-core host whose load the soak's own
+    # client shares, it may honestly end invalid, but only for noise it names (a percentile
+    # inconclusive at its confidence, a schedule the client fell behind, a near phase run past
+    # a capacity the saturation estimate missed). Never failed: the server is sound, so a
+    # failure here is the gate judging noise as a finding.
+    honest = ("inconclusive at", "client-limited", "known only to", "host too slow")
+    if outcome.outcome is GateOutcome.INVALID:
+        assert all(any(h in r for h in honest) for r in outcome.reasons), outcome.reasons
+    else:
+        assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     assert {"soak-requests.jsonl", "soak-resources.jsonl", "soak-summary.json"} <= set(sink.blobs)
     assert summary["resource_source"] == "process-tree"
     if "phases" in summary:  # the phases ran: the known-good request after them must succeed

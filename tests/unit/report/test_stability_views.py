@@ -1,0 +1,36 @@
+"""The stability report: Markdown, HTML and JSON from one table."""
+
+import json
+
+from omniqual.domain.outcomes import CellState, GateOutcome
+from omniqual.domain.verdict_stability import RunVerdicts, stability
+from omniqual.report.stability_views import render_stability, stability_view
+
+P, F = GateOutcome.PASSED, GateOutcome.FAILED
+
+
+def _table():  # type: ignore[no-untyped-def]
+    return stability([
+        RunVerdicts("run-1", {("soak", "model=x"): (P, "")}, {"model=x": CellState.VALIDATED}),
+        RunVerdicts("run-2", {("soak", "model=x"): (F, "p95 4.1 s > 3 s")},
+                    {"model=x": CellState.NOT_TESTED}),
+    ])  # fmt: skip
+
+
+def test_view_names_what_moved_with_the_reason_of_each_run() -> None:
+    view = stability_view(_table())
+    assert view.flips == 1 and view.agreement == "0%"
+    (line,) = view.lines
+    assert line.verdicts == ("passed", "failed") and line.agreed == "1/2"
+    assert line.finding == "moved between passed and failed; run 2: p95 4.1 s > 3 s"
+    assert view.unstable_rows == (("model=x", ("validated", "not tested")),)
+
+
+def test_markdown_html_and_json_carry_the_table() -> None:
+    md = render_stability(_table(), "md")
+    assert "| soak | model=x | passed | failed | 1/2 |" in md
+    assert "## Rows whose state changed" in md
+    html = render_stability(_table(), "html")
+    assert "<td>failed</td>" in html and "p95 4.1 s &gt; 3 s" in html
+    record = json.loads(render_stability(_table(), "json"))
+    assert record["schema_version"] == 1 and record["runs"] == ["run-1", "run-2"]
