@@ -105,7 +105,8 @@ async def _run(
         return record.outcome(invalid=invalid)
     execution = ctx.row.get("execution")
     batch_row = batching(execution)
-    rule = Rule(kind, exact_solo and not batch_row, params.tolerance, params.crossing_margin_db)
+    rule = Rule(kind, exact_solo and not batch_row, params.tolerance, params.crossing_margin_db,
+                params.crossing_min_db)
     twin = TWIN_MODE.get(api_mode)
     twin = twin if twin and contract.endpoint(twin) is not None else None
     patterns = [p for p in params.patterns if p != "mixed" or twin]

@@ -23,6 +23,7 @@ class Rule:
     exact: bool
     tolerance: ParityTolerance
     margin_db: float
+    min_db: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,7 @@ def _attribute(request: IsoRequest, index: int, output: bytes, own: Match,
             continue
         for candidate in solo.outputs:
             found = _close(rule, candidate, output)
-            if _better(found, own, best[1] if best else None, rule.margin_db):
+            if _better(found, own, best[1] if best else None, rule):
                 best = (name, found)
     if best is not None:
         rival = requests[best[0]]
@@ -118,14 +119,15 @@ def _close(rule: Rule, truth: bytes, output: bytes) -> Match:
     return match(rule.kind, truth, output, exact=rule.exact, tolerance=rule.tolerance)
 
 
-def _better(found: Match, own: Match, best: Match | None, margin_db: float) -> bool:
+def _better(found: Match, own: Match, best: Match | None, rule: Rule) -> bool:
     """Whether ``found`` (against another request's truth) attributes the output to that
-    request: the same under the rule, or closer than to its own truth by ``margin_db``; and
+    request: the same under the rule, or both measured and closer than to its own truth by
+    ``margin_db`` and at least ``min_db`` close (unrelated outputs sit far below it); and
     better than the best attribution so far."""
     if not found.same:
-        if found.score is None:
+        if found.score is None or own.score is None or found.score < rule.min_db:
             return False
-        if own.score is not None and found.score < own.score + margin_db:
+        if found.score < own.score + rule.margin_db:
             return False
     if best is None:
         return True

@@ -43,15 +43,16 @@ def _default_requests() -> tuple[RequestVariant, ...]:
     return (
         RequestVariant(label="A", seed=11, prompt=0, size="64x64", steps=2, guidance=7.0, n=1,
                        frames=5, length_s=0.5, input_image=0),
-        # Differs from A in every batch-key field: it must never share a batch with A.
-        RequestVariant(label="B", seed=22, prompt=1, size="32x32", steps=3, guidance=3.0, n=2,
-                       frames=9, length_s=0.25, input_image=1),
-        # Batch-compatible with A (only seed and prompt differ): a batch row may batch them.
-        RequestVariant(label="C", seed=33, prompt=2, size="64x64", steps=2, guidance=7.0, n=1,
-                       output_format="jpeg", frames=5, length_s=0.5, input_image=2),
-        # A with more steps: a batch that applies A's steps to it answers A's output.
-        RequestVariant(label="D", seed=11, prompt=0, size="64x64", steps=4, guidance=7.0, n=1,
+        # Batch-compatible with A (only seed, prompt and format differ): a batch row may batch
+        # them, and each must still get its own output.
+        RequestVariant(label="B", seed=22, prompt=1, size="64x64", steps=2, guidance=7.0, n=1,
+                       output_format="jpeg", frames=5, length_s=0.5, input_image=1),
+        # A with more steps: a batch that applies its head's steps answers it with A's output.
+        RequestVariant(label="C", seed=11, prompt=0, size="64x64", steps=4, guidance=7.0, n=1,
                        frames=5, length_s=0.5, input_image=0),
+        # Differs from A in every batch-key field: it must never share a batch with A.
+        RequestVariant(label="D", seed=33, prompt=2, size="32x32", steps=3, guidance=3.0, n=2,
+                       frames=9, length_s=0.25, input_image=2),
     )  # fmt: skip
 
 
@@ -91,6 +92,12 @@ class IsolationParams(CheckParams):
         description="A mismatch is a crossing when the output is at least this much closer "
         "(PSNR/SNR) to another request's solo output than to its own.",
     )  # fmt: skip
+    crossing_min_db: float = Field(
+        default=20.0, ge=0,
+        description="Closer by the margin counts only at this closeness or more: outputs of "
+        "unrelated requests sit near 8-12 dB of each other, noise in which no margin means "
+        "anything.",
+    )
     metrics_poll_s: float = Field(default=0.05, gt=0)
     parallel_span_fraction: float = Field(
         default=0.75, gt=0, le=1,
