@@ -30,6 +30,7 @@ class RequestVariant(BaseModel):
     size: str | None = Field(default=None, pattern=r"^\d+x\d+$")
     steps: int | None = Field(default=None, ge=1)
     guidance: float | None = Field(default=None, ge=0)
+    true_cfg: float | None = Field(default=None, ge=0, description="True CFG scale (Qwen).")
     n: int | None = Field(default=None, ge=1, description="Outputs per request (count field).")
     output_format: str | None = None
     frames: int | None = Field(default=None, ge=1)
@@ -51,8 +52,8 @@ def _default_requests() -> tuple[RequestVariant, ...]:
         RequestVariant(label="C", seed=11, prompt=0, size="64x64", steps=4, guidance=7.0, n=1,
                        frames=5, length_s=0.5, input_image=0),
         # Differs from A in every batch-key field: it must never share a batch with A.
-        RequestVariant(label="D", seed=33, prompt=2, size="32x32", steps=3, guidance=3.0, n=2,
-                       frames=9, length_s=0.25, input_image=2),
+        RequestVariant(label="D", seed=33, prompt=2, size="32x32", steps=3, guidance=3.0,
+                       true_cfg=2.0, n=2, frames=9, length_s=0.25, input_image=2),
     )  # fmt: skip
 
 

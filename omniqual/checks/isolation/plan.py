@@ -57,7 +57,8 @@ def _knob_fields(endpoint: EndpointContract) -> dict[str, str | None]:
     out = endpoint.output
     prompt = next((name for name in ("prompt", "input") if endpoint.field(name)), None)
     return {"seed": "seed", "prompt": prompt, "size": out.size_field,
-            "steps": "num_inference_steps", "guidance": "guidance_scale", "n": out.count_field,
+            "steps": "num_inference_steps", "guidance": "guidance_scale",
+            "true_cfg": "true_cfg_scale", "n": out.count_field,
             "output_format": out.format_field, "frames": out.frames_field,
             "length_s": out.length_field}  # fmt: skip
 
