@@ -79,7 +79,8 @@ async def _run(
         if not served.ok:
             what = served.problem or f"HTTP {served.status} {served.error}".strip()
             named = f"request {request.label} ({record.settings(request)})"
-            return record.outcome(invalid=[f"{named} failed alone, so it has no truth: {what}"])
+            return record.outcome(invalid=[record.scrub(f"{named} failed alone, so it has no "
+                                                        f"truth: {what}")])  # fmt: skip
     again = await send(client, requests[0], timeouts)
     solo_s = {label: s.elapsed_s for label, s in solos.items()}
     service_s = statistics.median(solo_s.values())
