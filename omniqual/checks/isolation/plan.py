@@ -66,6 +66,8 @@ def _knob_fields(endpoint: EndpointContract) -> dict[str, str | None]:
 def _accepts(spec: FieldContract, value: JsonValue) -> bool:
     if spec.enum is not None:
         return isinstance(value, str) and value in spec.enum
+    if spec.type == "str":
+        return isinstance(value, str) and len(value.strip()) >= (spec.min_length or 1)
     numbers: list[float] = []
     if spec.type == "size" and isinstance(value, str):
         numbers = list(parse_size(value))
