@@ -38,10 +38,14 @@ def fake(cls: type[FakeOmni] = FakeOmni, **faults: Any) -> FakeOmni:
                           faults=FakeFaults(**faults)))  # fmt: skip
 
 
-def table(outcome: CheckOutcome) -> list[dict[str, Any]]:
+def recorded(outcome: CheckOutcome) -> dict[str, Any]:
     found = outcome.effective["isolation"]
     assert isinstance(found, dict)
-    rows = found["table"]
+    return found
+
+
+def table(outcome: CheckOutcome) -> list[dict[str, Any]]:
+    rows = recorded(outcome)["table"]
     assert isinstance(rows, list)
     return rows
 
@@ -56,7 +60,7 @@ def test_clean_parallel_fake_passes_with_the_meeting_proven() -> None:
     assert measured["max_in_server"].value >= 2 and measured["max_in_server"].unit == "requests"
     assert measured["rounds_met"].value == 4 and measured["crossings"].value == 0
     assert outcome.effective["rule"] == "exact"  # the fake answers a request alone the same twice
-    sent = outcome.effective["isolation"]["requests"]  # type: ignore[index]
+    sent = recorded(outcome)["requests"]
     assert sent["C"]["steps"] == "4" and sent["D"]["size"] == "32x32" and sent["D"]["n"] == "2"
 
 
@@ -65,7 +69,7 @@ def test_clean_batching_fake_passes_and_batches_compatible_requests() -> None:
     outcome = run(server, execution="request-batch/2+50ms")
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     assert outcome.effective["rule"] == "tolerance"  # batched kernels may reorder reductions
-    rounds = outcome.effective["isolation"]["rounds"]  # type: ignore[index]
+    rounds = recorded(outcome)["rounds"]
     assert any("finished within half a solo service time" in r["how"] for r in rounds)
     assert server.state.executions < server.state.completed  # some executions held two
 
