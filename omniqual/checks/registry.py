@@ -17,6 +17,7 @@ BUILTIN: dict[str, str] = {
     "candidate_parity": "omniqual.checks.parity.candidate:CandidateParityCheck",
     "reference_parity": "omniqual.checks.parity.reference:ReferenceParityCheck",
     "offload_sweep": "omniqual.checks.offload_sweep:OffloadSweepCheck",
+    "isolation": "omniqual.checks.isolation:IsolationCheck",
 }
 
 

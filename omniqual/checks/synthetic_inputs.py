@@ -41,3 +41,18 @@ def reference_png(width: int, height: int) -> bytes:
     out = io.BytesIO()
     image.save(out, format="PNG")
     return out.getvalue()
+
+
+@functools.lru_cache(maxsize=32)
+def variant_png(variant: int, width: int = 64, height: int = 64) -> bytes:
+    """A deterministic edit input per ``variant``: the same size, different pixels (a diagonal
+    gradient shifted and tinted by the variant), so requests that differ only in their input
+    image have different truths."""
+    image = Image.new("RGB", (width, height))
+    shift, tint = variant * 37, (variant * 71) % 256
+    pixels = [((x * 4 + shift) % 256, (y * 4 + 2 * shift) % 256, tint)
+              for y in range(height) for x in range(width)]  # fmt: skip
+    image.putdata(pixels)
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()

@@ -25,6 +25,7 @@ GATE_PRIORS_S: Mapping[str, float] = MappingProxyType({
     "candidate_parity": 60.0,
     "reference_parity": 60.0,
     "offload_sweep": 180.0,
+    "isolation": 60.0,
 })  # fmt: skip
 """Seconds a gate of each built-in check kind is assumed to take before one was measured: the
 embedded tour's gates on a 2-core AVX2 host, rounded up (an estimate that falls is better news

@@ -24,6 +24,7 @@ SECTION_BY_KIND: Mapping[str, str] = {
     "candidate_parity": "accuracy",
     "reference_parity": "accuracy",
     "offload_sweep": "performance",
+    "isolation": "output",
     # Kinds the architecture plans; listed so their results land in the right section.
     "parity": "accuracy",
     "fp8_parity": "accuracy",

@@ -59,6 +59,15 @@ class FakeFaults(BaseModel):
     # Fast paths that do not do what their flag says (candidate parity must see it):
     ignores_dtype: bool = False  # serves bf16 whatever `dtype` asks (outputs as the baseline's)
     run_jitter: int = Field(default=0, ge=0)  # each answer moves pixels up to ±N levels at random
+    # Concurrency that leaks between requests (the isolation gate must see it). The batch ones
+    # need `BatchingFakeOmni`; solo requests are served right, only requests served together not.
+    batch_first_settings: bool = False  # a batch takes anyone and computes all with the head's
+    #                                     steps, guidance, size and n (own seed and prompt)
+    swaps_batched_outputs: bool = False  # the first two requests of a batch get each other's answer
+    reorders_batched_outputs: bool = False  # a batched request asking n > 1 gets them reversed
+    serializes_requests: bool = False  # one request in the server at a time; the next is not
+    #                                    even accepted (never waiting) until the last is answered
+    async_content_crossed: bool = False  # a job's content is that of a job that ran beside it
 
 
 class FakeConfig(BaseModel):

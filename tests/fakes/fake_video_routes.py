@@ -163,12 +163,23 @@ def video_content(core: FakeCore, video_id: str) -> Reply:
         "content-type": "video/mp4",
         "content-disposition": f'attachment; filename="{job.id}.mp4"',
     }
+    served = _beside(core, job) if core.config.faults.async_content_crossed else job
     response = httpx.Response(
         200,
-        content=_mp4(core, job.num_frames, (job.width, job.height), job.identity),
+        content=_mp4(core, served.num_frames, (served.width, served.height), served.identity),
         headers=headers,
     )
     return Reply(response, "GET /v1/videos/{id}/content")
+
+
+def _beside(core: FakeCore, job: FakeJob) -> FakeJob:
+    """async_content_crossed: the latest other live job that ran beside ``job`` (its queue and
+    run windows overlap); ``job`` itself when none did (a job served alone stays right)."""
+    window = core.config.video_queue_s + core.config.video_run_s
+    with core.lock:
+        others = [j for j in core.state.jobs.values()
+                  if j.id != job.id and abs(j.created_at - job.created_at) < window]  # fmt: skip
+    return others[-1] if others else job
 
 
 def job_work(core: FakeCore) -> tuple[int, int, int]:

@@ -33,7 +33,7 @@ def test_writes_a_buildkite_pipeline_for_the_embedded_matrix(tmp_path: Path) -> 
     sd3 = next(s for s in steps if s.get("key") == "gates-sd3-tiny-on-cpu")
     assert sd3["agents"] == {"queue": "cpu"} and sd3["commands"][0] == "pip install ."
     gates = [c.split()[3] for c in sd3["commands"] if c.startswith("omniqual gate run")]
-    assert gates == ["api-contract", "strict-load"]  # the function track of the sd3-tiny rows
+    assert gates == ["api-contract", "isolation", "strict-load"]  # function track, sd3-tiny rows
     step = next(s for s in steps if s.get("key") == "gates-sd3-tiny-step-on-cpu")
     assert [c.split()[3] for c in step["commands"] if "gate run" in c] == ["fails-fast"]
     assert f"{len(keys) - 1} step(s)" in err
@@ -57,7 +57,7 @@ def test_a_ci_level_keeps_its_tracks_and_no_tracks_keeps_every_gate() -> None:
     gates = {c.split()[3] for s in yaml.safe_load(out)["steps"] for c in s.get("commands", ())
              if c.startswith("omniqual gate run")}  # fmt: skip
     assert gates == {"api-contract", "strict-load", "reference-parity", "abort", "soak",
-                     "fails-fast"}  # fmt: skip
+                     "fails-fast", "isolation"}  # fmt: skip
 
 
 def test_usage_errors_exit_2_with_one_line() -> None:

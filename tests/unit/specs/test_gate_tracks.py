@@ -17,6 +17,7 @@ EXPECTED = {
     "api-contract": Track.FUNCTION,
     "strict-load": Track.FUNCTION,
     "fails-fast": Track.FUNCTION,
+    "isolation": Track.FUNCTION,
     "reference-parity": Track.ACCURACY,
     "parity": Track.ACCURACY,
     "offload-sweep": Track.PERFORMANCE,
