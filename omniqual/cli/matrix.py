@@ -1,10 +1,10 @@
-"""``omniqual matrix validate|compile|render|diff``."""
+"""``omniqual matrix validate|compile|render|diff|audit-claims``."""
 
 from pathlib import Path
 
 import typer
 
-from omniqual.cli.exits import Exit, err_console, user_errors
+from omniqual.cli.exits import Exit, err_console, fail, user_errors
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.engine.matrix_service import (
     compile_from_dirs,
@@ -17,7 +17,7 @@ from omniqual.report.matrix_pages import PAGE_ROWS, render_matrix_pages
 from omniqual.report.support_document import render_support_tables
 from omniqual.specs.feature_tables import FEATURES_FILE, load_feature_tables
 from omniqual.specs.project import find_project
-from omniqual.specs.source import SpecError
+from omniqual.specs.source import SpecError, SpecProblem
 
 matrix_app = typer.Typer(no_args_is_help=True, help="Matrix definitions and compiled matrices.")
 
@@ -156,3 +156,39 @@ def diff(
 
     changes = diff_matrices(read_compiled(a), read_compiled(b))
     typer.echo(render_diff(changes, fmt), nl=False)  # type: ignore[arg-type]
+
+
+@matrix_app.command("audit-claims")
+@user_errors
+def audit_claims(
+    file: Path = typer.Argument(..., help="A hand-written feature-table document (Markdown)."),
+    matrix: Path = typer.Option(
+        ..., "--matrix", "-m", help="A matrix definition or a compiled matrix JSON."
+    ),
+    evidence: list[Path] = EVIDENCE,
+    hardware: str = typer.Option(
+        None, "--hardware", help="Check on this hardware only (default: each one)."
+    ),
+    features: Path = FEATURES,
+) -> None:
+    """Check each ✅ / ❌ / ❓ claim of a support-table document against the evidence; exit 1
+    when the evidence contradicts a ✅."""
+    from omniqual.engine.matrix_service import load_compiled_or_compile
+    from omniqual.report.claims_audit import audit_claims as audit
+    from omniqual.report.claims_audit import render_audit
+    from omniqual.report.claims_markdown import parse_claims
+    from omniqual.report.support_tables import chosen_hardware
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError([SpecProblem(str(file), None, "", f"cannot read: {exc}")]) from None
+    compiled = load_compiled_or_compile(matrix, evidence, None)
+    mapping = load_feature_tables(features or default_features(matrix))
+    chosen_hardware(compiled, hardware)
+    result = audit(parse_claims(text), compiled, mapping, hardware)
+    typer.echo(render_audit(result), nl=False)
+    if result.contradicted:
+        raise typer.Exit(int(Exit.FAILED))
+    if not result.findings:
+        raise fail(Exit.USAGE, f"{file}: no claim could be audited (see 'not mapped')")
