@@ -99,7 +99,11 @@ class _Auditor:
             self.unmapped.append(f"{table.name} (line {table.line}): the matrix has no rows on "
                                  f"hardware {named!r}; not audited")  # fmt: skip
             return ()
-        return (named,) if named in self.hardware else ()
+        if named not in self.hardware:
+            self.unmapped.append(f"{table.name} (line {table.line}) speaks for {named!r}, "
+                                 "outside the hardware asked for; not audited")  # fmt: skip
+            return ()
+        return (named,)
 
     def models(self, table: ClaimTable) -> None:
         name, _ = _split_heading(table.heading, self.mapping)

@@ -84,6 +84,8 @@ def test_each_hardware_is_audited_separately_unless_the_heading_names_one() -> N
     assert offload == {HW: Verdict.AGREES, GPU: Verdict.CONTRADICTED}
     named = parse_claims(f"### ImageGen on {HW}\n\n{HEADER}{body}")
     assert not audit_claims(named, compiled, MAPPING).contradicted
+    other = audit_claims(named, compiled, MAPPING, GPU)
+    assert other.findings == () and "outside the hardware asked for" in other.unmapped[0]
     assert not audit_claims(parse_claims(f"### ImageGen\n\n{HEADER}{body}"), compiled, MAPPING,
                             HW).contradicted  # fmt: skip
 
