@@ -1,10 +1,10 @@
-"""``omniqual matrix validate|compile|render|diff``."""
+"""``omniqual matrix validate|compile|render|diff|audit-claims``."""
 
 from pathlib import Path
 
 import typer
 
-from omniqual.cli.exits import Exit, err_console, user_errors
+from omniqual.cli.exits import Exit, err_console, fail, user_errors
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.engine.matrix_service import (
     compile_from_dirs,
@@ -14,7 +14,10 @@ from omniqual.engine.matrix_service import (
 )
 from omniqual.engine.plan import serve_config_notes
 from omniqual.report.matrix_pages import PAGE_ROWS, render_matrix_pages
-from omniqual.specs.source import SpecError
+from omniqual.report.support_document import render_support_tables
+from omniqual.specs.feature_tables import FEATURES_FILE, load_feature_tables
+from omniqual.specs.project import find_project
+from omniqual.specs.source import SpecError, SpecProblem
 
 matrix_app = typer.Typer(no_args_is_help=True, help="Matrix definitions and compiled matrices.")
 
@@ -40,6 +43,16 @@ def write_matrix_pages(
 
 
 EVIDENCE = typer.Option([], "--evidence", "-e", help="Run directory, or a directory of runs.")
+FEATURES = typer.Option(
+    None, "--features", help=f"Feature-table mapping (default: matrices/{FEATURES_FILE})."
+)
+FEATURE_TABLES = "vllm-omni-features"
+
+
+def default_features(matrix: Path) -> Path:
+    """The mapping beside a matrix definition, else in the project's ``matrices/``."""
+    beside = matrix.parent / FEATURES_FILE
+    return beside if beside.is_file() else find_project().matrices / FEATURES_FILE
 
 
 @matrix_app.command("validate")
@@ -85,9 +98,13 @@ def compile_(
 @user_errors
 def render(
     matrix: Path = typer.Argument(..., help="A matrix definition or a compiled matrix JSON."),
-    fmt: str = typer.Option("md", "--format", "-f", help="md, html or json."),
+    fmt: str = typer.Option("md", "--format", "-f", help="md, html, json or vllm-omni-features."),
     evidence: list[Path] = EVIDENCE,
     output: Path = typer.Option(None, "-o", "--output", help="Default: standard output."),
+    hardware: str = typer.Option(
+        None, "--hardware", help="vllm-omni-features: only this hardware (default: each one)."
+    ),
+    features: Path = FEATURES,
     page_rows: int = typer.Option(
         PAGE_ROWS,
         "--page-rows",
@@ -95,13 +112,18 @@ def render(
         "pages of at most this many rows per model group in <output stem>/; 0: one page.",
     ),
 ) -> None:
-    """Render the matrix with the exact four state strings, reasons and evidence links."""
+    """Render the matrix with the exact four state strings, reasons and evidence links;
+    ``vllm-omni-features``: as vLLM-Omni's diffusion feature tables, one set per hardware."""
     from omniqual.engine.matrix_service import load_compiled_or_compile
     from omniqual.report.render import render_matrix
 
-    if fmt not in ("md", "html", "json"):
-        raise ValueError(f"--format must be md, html or json, not {fmt!r}")
+    if fmt not in ("md", "html", "json", FEATURE_TABLES):
+        raise ValueError(f"--format must be md, html, json or {FEATURE_TABLES}, not {fmt!r}")
     compiled = load_compiled_or_compile(matrix, evidence, output)
+    if fmt == FEATURE_TABLES:
+        mapping = load_feature_tables(features or default_features(matrix))
+        _write(render_support_tables(compiled, mapping, hardware), output)
+        return
     if fmt == "html" and 0 < page_rows < len(compiled.rows):
         if output is None:
             raise ValueError(f"{len(compiled.rows)} rows render as several pages (more than "
@@ -109,7 +131,10 @@ def render(
         for path in write_matrix_pages(compiled, output, page_rows):
             typer.echo(f"wrote {path}")
         return
-    text = render_matrix(compiled, fmt)  # type: ignore[arg-type]
+    _write(render_matrix(compiled, fmt), output)  # type: ignore[arg-type]
+
+
+def _write(text: str, output: Path | None) -> None:
     if output is None:
         typer.echo(text, nl=False)
     else:
@@ -131,3 +156,39 @@ def diff(
 
     changes = diff_matrices(read_compiled(a), read_compiled(b))
     typer.echo(render_diff(changes, fmt), nl=False)  # type: ignore[arg-type]
+
+
+@matrix_app.command("audit-claims")
+@user_errors
+def audit_claims(
+    file: Path = typer.Argument(..., help="A hand-written feature-table document (Markdown)."),
+    matrix: Path = typer.Option(
+        ..., "--matrix", "-m", help="A matrix definition or a compiled matrix JSON."
+    ),
+    evidence: list[Path] = EVIDENCE,
+    hardware: str = typer.Option(
+        None, "--hardware", help="Check on this hardware only (default: each one)."
+    ),
+    features: Path = FEATURES,
+) -> None:
+    """Check each ✅ / ❌ / ❓ claim of a support-table document against the evidence; exit 1
+    when the evidence contradicts a ✅."""
+    from omniqual.engine.matrix_service import load_compiled_or_compile
+    from omniqual.report.claims_audit import audit_claims as audit
+    from omniqual.report.claims_audit import render_audit
+    from omniqual.report.claims_markdown import parse_claims
+    from omniqual.report.support_tables import chosen_hardware
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError([SpecProblem(str(file), None, "", f"cannot read: {exc}")]) from None
+    compiled = load_compiled_or_compile(matrix, evidence, None)
+    mapping = load_feature_tables(features or default_features(matrix))
+    chosen_hardware(compiled, hardware)
+    result = audit(parse_claims(text), compiled, mapping, hardware)
+    typer.echo(render_audit(result), nl=False)
+    if result.contradicted:
+        raise typer.Exit(int(Exit.FAILED))
+    if not result.findings:
+        raise fail(Exit.USAGE, f"{file}: no claim could be audited (see 'not mapped')")
