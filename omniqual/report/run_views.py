@@ -1,5 +1,7 @@
 """The run evidence report: a matrix plus run records, laid out as the seed's PR evidence
-checklist (ten sections), for the rows of the matrix and only those.
+checklist (ten sections), for the rows of the matrix and only those. Before the sections comes
+what a reviewer decides on: the states and coverage map, the findings (``findings``), the
+support claims when given (``support_claims_view``), then the per-gate verdicts.
 
 ``RunEvidence`` is the renderer's whole input (domain records only); ``run_report_view`` turns it
 into sections of plain strings. Results are routed to checklist sections by check kind; a kind
