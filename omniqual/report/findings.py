@@ -24,6 +24,7 @@ KINDS = ("failed", "limitation", "invalid", "errored")
 """The order findings are listed in: what fails first, then what holds only within bounds,
 then what measured nothing."""
 NO_REASON = "no reason recorded"
+NOT_IN_MATRIX = "the compiled matrix keeps the outcome only (the run report quotes the record)"
 _NOT_PASSED = (GateOutcome.FAILED, GateOutcome.INVALID, GateOutcome.ERRORED)
 
 
@@ -119,7 +120,7 @@ def run_findings(
 
 
 def matrix_findings(matrix: CompiledMatrix, view: MatrixView) -> tuple[Finding, ...]:
-    """From the compiled rows alone (the matrix report has no results): each required gate
+    """From the compiled rows alone (the matrix report has no results): each gate of a row
     whose latest outcome failed, was invalid or errored, with the row's reason naming it, and
     each limited row's limitation. The link is the gate's evidence on the row, else the row."""
     numbers = {row.key: row.number for group in view.groups for row in group.rows}
@@ -128,12 +129,15 @@ def matrix_findings(matrix: CompiledMatrix, view: MatrixView) -> tuple[Finding, 
     for compiled in matrix.rows:
         number = numbers.get(compiled.key, 0)
         row = RowRef(f"#{number}", f"row-{number}")
-        for gate in compiled.required_gates:
+        gates = dict.fromkeys((*compiled.required_gates, *compiled.gate_outcomes))
+        for gate in gates:
             outcome = compiled.gate_outcomes.get(gate, "")
             if outcome not in (o.value for o in _NOT_PASSED):
                 continue
             said = [r for r in compiled.reasons if r.startswith(f"{gate}:")]
-            text = _said(r.removeprefix(f"{gate}:").strip() for r in said) if said else NO_REASON
+            text = (
+                _said(r.removeprefix(f"{gate}:").strip() for r in said) if said else NOT_IN_MATRIX
+            )
             ref = next((e for e in compiled.evidence if e.gate_id == gate), None)
             found.add(outcome, gate, text, row, safe_link(ref.link) if ref else f"#{row.anchor}")
         if compiled.state is CellState.LIMITED and compiled.limitation:
