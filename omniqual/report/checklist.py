@@ -50,12 +50,37 @@ TRACK_BY_SECTION: Mapping[str, str] = {
 TRACKS = ("function", "accuracy", "performance", "reliability")
 
 
+VERDICT_CELL = 100
+"""A verdict cell quotes at most this many characters; longer or several reasons are counted
+there and listed in full below the verdicts (``verdict_reasons``)."""
+DEVIATION_PREFIX = "declared deviation"
+
+
 def reasons_text(result: GateResult, limit: int = REASONS_LIMIT) -> str:
     """The reasons (or the error) of a result, bounded: a contract result may list hundreds."""
     if not result.reasons:
         return f"{result.error.type}: {safe_text(result.error.message)}" if result.error else "—"
     shown = safe_text("; ".join(result.reasons), limit=limit)
     return shown if len(result.reasons) == 1 else f"{len(result.reasons)} reasons: {shown}"
+
+
+def _folded(result: GateResult) -> bool:
+    """Its reasons do not fit a verdict cell whole."""
+    return len(result.reasons) > 1 or any(len(r) > VERDICT_CELL for r in result.reasons)
+
+
+def verdict_cell(result: GateResult) -> str:
+    """A short reason for the verdict table: the one reason when it is short, else how many
+    (how many of them declared deviations) and the start of the first."""
+    if not _folded(result):
+        return reasons_text(result, limit=VERDICT_CELL)
+    count = len(result.reasons)
+    deviations = sum(r.startswith(DEVIATION_PREFIX) for r in result.reasons)
+    counted = f"{count} reason{'s' * (count != 1)}"
+    if deviations:
+        counted += f" ({deviations} declared deviation{'s' * (deviations != 1)})"
+    first = safe_text(result.reasons[0], limit=VERDICT_CELL // 2)
+    return f"{counted}, in full below; first: {first}"
 
 
 def section_results(results: Iterable[GateResult], section: str) -> tuple[GateResult, ...]:
@@ -72,18 +97,42 @@ def latest_results(results: Iterable[GateResult]) -> tuple[GateResult, ...]:
     return tuple(latest[k] for k in sorted(latest))
 
 
-def verdict_table(results: Iterable[GateResult], labels: RowLabels, links: EvidenceLinks) -> Table:
-    """Per gate and row, the latest verdict with its reasons (the gates a PR closes or not)."""
+def _verdict_order(results: Iterable[GateResult], labels: RowLabels) -> list[GateResult]:
     order = {key: i for i, key in enumerate(labels)}
-    latest = sorted(latest_results(results), key=lambda r: (r.gate_id, order.get(r.row, -1)))
+    return sorted(latest_results(results), key=lambda r: (r.gate_id, order.get(r.row, -1)))
+
+
+def verdict_table(results: Iterable[GateResult], labels: RowLabels, links: EvidenceLinks) -> Table:
+    """Per gate and row, the latest verdict with a short reason (the gates a PR closes or not)."""
+    latest = _verdict_order(results, labels)
     rows = tuple(
-        (r.gate_id, row_label(labels, r.row), r.outcome.value, reasons_text(r),
+        (r.gate_id, row_label(labels, r.row), r.outcome.value, verdict_cell(r),
          f"{r.run_id}/{r.result_id}")
         for r in latest
     )  # fmt: skip
     hrefs = tuple(links.result(r.run_id, r.result_id) for r in latest)
     headers = ("Gate", "Row", "Verdict", "Reasons", "Result")
     return Table("Per-gate verdicts (latest result per gate and row)", headers, rows, links=hrefs)
+
+
+def verdict_reasons(
+    results: Iterable[GateResult], labels: RowLabels, links: EvidenceLinks
+) -> Table:
+    """Every reason of the verdicts whose cell was shortened, one line per gate and reason; a
+    reason several rows share word for word is one line naming them all (its link is the first
+    row's record)."""
+    lines: dict[tuple[str, str], list[str]] = {}
+    hrefs: dict[tuple[str, str], str] = {}
+    for r in _verdict_order(results, labels):
+        if not _folded(r):
+            continue
+        for reason in r.reasons:
+            key = (r.gate_id, safe_text(reason, limit=REASONS_LIMIT))
+            lines.setdefault(key, []).append(row_label(labels, r.row))
+            hrefs.setdefault(key, links.result(r.run_id, r.result_id))
+    rows = tuple((gate, ", ".join(rows), reason) for (gate, reason), rows in lines.items())
+    return Table("Reasons behind the verdicts, in full", ("Gate", "Rows", "Reason"), rows,
+                 links=tuple(hrefs[k] for k in lines))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

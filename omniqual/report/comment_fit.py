@@ -51,6 +51,8 @@ class Level:
     whole_below: int = 20
     """Tables of at most this many rows stay whole (the CI tracks, the limitations): cutting
     them saves little and loses a summary."""
+    findings: int | None = None
+    """Findings kept (the rest counted): they are the first screen, cut only near the end."""
 
 
 LADDER = (
@@ -58,13 +60,17 @@ LADDER = (
     Level(table_rows=50, matrix_table=False),
     Level(table_rows=20, matrix_table=False, recipes=20),
     Level(table_rows=8, matrix_table=False, recipes=5),
-    Level(table_rows=8, verdict_rows=100, matrix_table=False, recipes=5, coverage_lines=60),
-    Level(3, 100, matrix_table=False, recipes=3, coverage_lines=60, whole_below=8),
-    Level(3, 100, matrix_table=False, recipes=3, coverage_lines=60, blocks=6, whole_below=8),
-    Level(3, 40, matrix_table=False, recipes=1, coverage_lines=20, blocks=3, whole_below=8),
-    Level(3, 40, matrix_table=False, recipes=1, coverage_lines=20, blocks=3, whole_below=0),
-    Level(3, 20, matrix_table=False, recipes=0, coverage_lines=20, contents=False),
-)
+    Level(table_rows=8, verdict_rows=100, matrix_table=False, recipes=5, coverage_lines=60,
+          findings=150),
+    Level(3, 100, matrix_table=False, recipes=3, coverage_lines=60, whole_below=8, findings=150),
+    Level(3, 100, matrix_table=False, recipes=3, coverage_lines=60, blocks=6, whole_below=8,
+          findings=100),
+    Level(3, 40, matrix_table=False, recipes=1, coverage_lines=20, blocks=3, whole_below=8,
+          findings=100),
+    Level(3, 40, matrix_table=False, recipes=1, coverage_lines=20, blocks=3, whole_below=0,
+          findings=60),
+    Level(3, 20, matrix_table=False, recipes=0, coverage_lines=20, contents=False, findings=40),
+)  # fmt: skip
 """Mildest first: most reports lose only the tail of their longest tables. Each rung is applied
 to the full view, so a note always counts against the full table."""
 
@@ -124,6 +130,15 @@ def degrade(view: RunReportView, level: Level, where: str) -> RunReportView:
         cut = _cut(verdicts, level.verdict_rows, where)
         assert isinstance(cut, Table)
         verdicts = cut
+    verdict_reasons = view.verdict_reasons
+    if level.table_rows is not None and len(verdict_reasons.rows) > level.whole_below:
+        cut = _cut(verdict_reasons, level.table_rows, where)
+        assert isinstance(cut, Table)
+        verdict_reasons = cut
+    findings = view.findings
+    if level.findings is not None and len(findings) > level.findings:
+        notes.append(f"findings cut to the first {level.findings} of {len(findings)} ({where})")
+        findings = findings[: level.findings]
     if not level.matrix_table:
         notes.append(f"the matrix table left out; the coverage map shows every row ({where})")
     if level.blocks is not None:
@@ -140,7 +155,8 @@ def degrade(view: RunReportView, level: Level, where: str) -> RunReportView:
     if not level.contents:
         notes.append(f"section contents left out ({where})")
     return dataclasses.replace(
-        view, sections=sections, verdicts=verdicts, coverage=coverage,
+        view, sections=sections, verdicts=verdicts, verdict_reasons=verdict_reasons,
+        findings=findings, findings_left_out=len(view.findings) - len(findings), coverage=coverage,
         matrix_table=level.matrix_table, trimmed=tuple(notes),
     )  # fmt: skip
 

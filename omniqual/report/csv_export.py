@@ -2,9 +2,9 @@
 
 The csv module writes them (RFC 4180, UTF-8, ``\\n`` line ends): a table of strings needs no
 data-frame library. One file per table, named by its section and title
-(``06-measurements.csv``; the per-gate verdicts are ``00-…``); a table whose rows link their
-records gets a trailing ``evidence`` column with the link. Cells are the report's own redacted
-strings, so a CSV never holds more than the report shows.
+(``06-measurements.csv``; the per-gate verdicts and their reasons in full are ``00-…``); a
+table whose rows link their records gets a trailing ``evidence`` column with the link. Cells are
+the report's own redacted strings, so a CSV never holds more than the report shows.
 """
 
 import csv
@@ -25,6 +25,7 @@ def _slug(title: str) -> str:
 
 def _tables(view: RunReportView) -> Iterator[tuple[int, Table]]:
     yield 0, view.verdicts
+    yield 0, view.verdict_reasons
     for section in view.sections:
         for block in section.blocks:
             if isinstance(block, Table):

@@ -68,28 +68,27 @@ def result_table(
 
 
 def case_table(
-    title: str, results: Iterable[GateResult], links: EvidenceLinks = _NO_LINKS
+    title: str, results: Iterable[GateResult], labels: RowLabels, links: EvidenceLinks = _NO_LINKS
 ) -> Table:
-    results = tuple(results)
-    hrefs = tuple(links.result(r.run_id, r.result_id) for r in results for _ in r.cases)
+    """Every case once: a case several rows answered the same names them all (and links the
+    first row's record)."""
+    shared: dict[tuple[str, ...], list[GateResult]] = {}
+    for r in results:
+        for c in r.cases:
+            case = (
+                r.gate_id, c.id, c.endpoint, c.field or "—",
+                safe_text(c.sent) if c.sent is not None else "—", c.expected_status,
+                c.observed_status, c.outcome.value, "yes" if c.deviation else "no",
+                safe_text(c.note) or "—",
+            )  # fmt: skip
+            shared.setdefault(case, []).append(r)
     rows = tuple(
-        (
-            r.gate_id,
-            c.id,
-            c.endpoint,
-            c.field or "—",
-            safe_text(c.sent) if c.sent is not None else "—",
-            c.expected_status,
-            c.observed_status,
-            c.outcome.value,
-            "yes" if c.deviation else "no",
-            safe_text(c.note) or "—",
-        )
-        for r in results
-        for c in r.cases
+        (case[0], ", ".join(dict.fromkeys(row_label(labels, r.row) for r in covered)), *case[1:])
+        for case, covered in shared.items()
     )
+    hrefs = tuple(links.result(c[0].run_id, c[0].result_id) for c in shared.values())
     headers = (
-        "Gate", "Case", "Endpoint", "Field", "Sent", "Expected", "Observed", "Outcome",
+        "Gate", "Rows", "Case", "Endpoint", "Field", "Sent", "Expected", "Observed", "Outcome",
         "Deviation", "Note",
     )  # fmt: skip
     return Table(title, headers, rows, links=hrefs)

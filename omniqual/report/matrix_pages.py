@@ -13,6 +13,8 @@ from pathlib import Path
 
 from omniqual.domain.matrix import CompiledMatrix, CompiledRow
 from omniqual.domain.outcomes import CellState
+from omniqual.report.coverage_map import coverage_map
+from omniqual.report.findings import matrix_findings
 from omniqual.report.templates import DEFAULT_TEMPLATES_DIR, _environment, render_template
 from omniqual.report.views import (
     GROUP_AXES,
@@ -62,6 +64,15 @@ class MatrixSummary:
 _ABSOLUTE = re.compile(r"^(/|#|[A-Za-z][A-Za-z0-9+.-]*:)")
 
 
+def matrix_report(matrix: CompiledMatrix, fmt: str, templates_dir: Path | None = None) -> str:
+    """The whole matrix on one page (``md`` or ``html``): its states, coverage map and findings
+    first, then every row."""
+    view = matrix_view(matrix)
+    return render_template(f"matrix.{fmt}.j2", templates_dir, view=view,
+                           coverage=coverage_map(matrix, view),
+                           findings=matrix_findings(matrix, view))  # fmt: skip
+
+
 def _one_down(row: CompiledRow) -> CompiledRow:
     """``row`` with its relative evidence links made relative to a page one directory down."""
     if not any(not _ABSOLUTE.match(ref.link) for ref in row.evidence):
@@ -108,8 +119,7 @@ def render_matrix_pages(
     (0: never split), one ``<stem>/<nnn>-<group>.html`` per page."""
     summary_name = Path(f"{stem}.html")
     if page_rows <= 0 or len(matrix.rows) <= page_rows:
-        view = matrix_view(matrix)
-        return {summary_name: render_template("matrix.html.j2", templates_dir, view=view)}
+        return {summary_name: matrix_report(matrix, "html", templates_dir)}
     common, varying = split_axes(matrix)
     axis = next((a for a in GROUP_AXES if a in varying), "")
     pages = _pages(matrix, axis, page_rows)

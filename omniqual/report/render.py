@@ -15,6 +15,7 @@ from omniqual.domain.matrix import CompiledMatrix
 from omniqual.report.comment_fit import COMMENT_LIMIT, STEP_SUMMARY_LIMIT, fit
 from omniqual.report.csv_export import csv_files
 from omniqual.report.diff import DiffFormat, render_diff
+from omniqual.report.matrix_pages import matrix_report
 from omniqual.report.parity_views import embedded_images
 from omniqual.report.run_views import RunEvidence, RunReportView, run_report_view
 from omniqual.report.templates import (
@@ -25,7 +26,6 @@ from omniqual.report.templates import (
     markdown_escape,
     render_template,
 )
-from omniqual.report.views import matrix_view
 
 __all__ = [
     "DEFAULT_TEMPLATES_DIR",
@@ -53,7 +53,7 @@ def render_matrix(
     check_format(fmt, ("md", "html", "json"))
     if fmt == "json":
         return dump_json(matrix.model_dump(mode="json"))
-    return render_template(f"matrix.{fmt}.j2", templates_dir, view=matrix_view(matrix))
+    return matrix_report(matrix, fmt, templates_dir)
 
 
 def render_run_report(

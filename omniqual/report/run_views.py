@@ -1,5 +1,7 @@
 """The run evidence report: a matrix plus run records, laid out as the seed's PR evidence
-checklist (ten sections), for the rows of the matrix and only those.
+checklist (ten sections), for the rows of the matrix and only those. Before the sections comes
+what a reviewer decides on: the states and coverage map, the findings (``findings``), the
+support claims when given (``support_claims_view``), then the per-gate verdicts.
 
 ``RunEvidence`` is the renderer's whole input (domain records only); ``run_report_view`` turns it
 into sections of plain strings. Results are routed to checklist sections by check kind; a kind
@@ -36,6 +38,7 @@ from omniqual.report.checklist import (
     fill_note,
     latest_results,
     section_results,
+    verdict_reasons,
     verdict_table,
 )
 from omniqual.report.contract_views import contract_limits_table
@@ -52,12 +55,14 @@ from omniqual.report.evidence_blocks import (
     row_label,
     serve_command_table,
 )
+from omniqual.report.findings import Finding, run_findings
 from omniqual.report.links import EvidenceLinks
 from omniqual.report.parity_views import parity_blocks
 from omniqual.report.recipe_block import recipe_blocks
 from omniqual.report.redact import safe_command, safe_text
 from omniqual.report.soak_views import soak_blocks, soak_tables
 from omniqual.report.stage_views import STAGE_FILL, stage_blocks
+from omniqual.report.support_claims_view import SupportClaimsView
 from omniqual.report.sweep_views import sweep_blocks
 from omniqual.report.templates import is_figure
 from omniqual.report.timing_views import run_timing_blocks
@@ -89,6 +94,8 @@ class RunEvidence:
     """Gate id → the CI track its spec declares (the CI section prefers it to the kind's)."""
     full_report: str = ""
     """Where the complete report lives (e.g. ``report.html``), said when Markdown is trimmed."""
+    support_claims: SupportClaimsView | None = None
+    """The support table of the model under qualification (None: the section is left out)."""
 
     def all_results(self) -> tuple[GateResult, ...]:
         seen: dict[str, GateResult] = {}
@@ -112,7 +119,11 @@ class RunReportView:
     """Gates required by the matrix or run here whose latest result somewhere did not pass."""
     out_of_scope: int
     """Results on rows outside the matrix: left out (the report covers the scoped rows only)."""
+    findings: tuple[Finding, ...]
+    """Every failed, invalid or errored gate and every limitation: the first screen's list."""
     verdicts: Table
+    verdict_reasons: Table
+    """The reasons of the verdicts whose cell only counts them, in full (folded when drawn)."""
     coverage: CoverageMap
     matrix: MatrixView
     sections: tuple[Section, ...]
@@ -123,6 +134,10 @@ class RunReportView:
     """The scoped matrix is drawn as a table too (a PR comment may keep only the coverage map)."""
     data_tables: tuple[tuple[int, Table], ...] = ()
     """(section, table) behind the plots: too long to print, exported as CSV only."""
+    support_claims: SupportClaimsView | None = None
+    """Drawn after the findings when given; None leaves the section out."""
+    findings_left_out: int = 0
+    """Findings cut to fit a PR comment (they follow the listed ones in the full report)."""
 
 
 def _gate_status(
@@ -157,24 +172,28 @@ class _Context:
         results = self.of(section)
         return non_empty(
             result_table("Gate results", results, self.labels, self.links),
-            case_table("Cases", results, self.links),
+            case_table("Cases", results, self.labels, self.links),
             measurement_table("Measurements", results, self.labels, self.links),
         )
 
 
 def _contract(ctx: _Context) -> Section:
     contract = ctx.of("contract")
-    deviations = tuple(
-        f"{c.id} ({c.endpoint}): expected {c.expected_status}, observed {c.observed_status}"
-        + (f" ({safe_text(c.note)})" if c.note else "")
-        for r in contract
-        for c in r.cases
-        if c.deviation
-    )
+    deviations: dict[str, list[str]] = {}  # a deviation several rows reproduce: one line
+    for r in contract:
+        for c in r.cases:
+            if c.deviation:
+                said = (
+                    f"{c.id} ({c.endpoint}): expected {c.expected_status}, observed "
+                    f"{c.observed_status}" + (f" ({safe_text(c.note)})" if c.note else "")
+                )
+                deviations.setdefault(said, []).append(row_label(ctx.labels, r.row))
+    shown = tuple(f"{said}: row{'s' * (len(set(rows)) > 1)} {', '.join(dict.fromkeys(rows))}"
+                  for said, rows in deviations.items())  # fmt: skip
     blocks = non_empty(
         revision_table(ctx.results),
         contract_limits_table(contract, ctx.labels, ctx.links),
-        Bullets("Declared deviations from the official contract", deviations),
+        Bullets("Declared deviations from the official contract", shown),
         *ctx.evidence("contract"),
     )
     return Section(1, "Official revisions and API/limit matrix", blocks,
@@ -352,10 +371,13 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
         gates_closed=closed,
         gates_open=open_,
         out_of_scope=len(everything) - len(results),
+        findings=run_findings(results, evidence.matrix, labels, ctx.links),
         verdicts=verdict_table(results, labels, ctx.links),
+        verdict_reasons=verdict_reasons(results, labels, ctx.links),
         coverage=coverage_map(evidence.matrix, matrix),
         matrix=matrix,
         sections=tuple(sections),
         full_report=evidence.full_report,
         data_tables=tuple((6, t) for t in soak_tables(ctx.of("performance"), labels)),
+        support_claims=evidence.support_claims,
     )

@@ -19,6 +19,7 @@ import pytest
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.report.diff import diff_matrices
 from omniqual.report.render import render_diff, render_matrix, render_run_report
+from omniqual.report.run_views import run_report_view
 from tests.golden import report_fixtures as fx
 from tests.golden.golden_files import assert_matches_golden
 
@@ -66,7 +67,16 @@ def test_large_matrix_fits_a_pr_comment_and_says_what_was_folded() -> None:
     assert len(fx.big_run_evidence().matrix.rows) == fx.BIG_ROWS < results
     assert re.search(rf"_\d+ of {results} rows shown; the full table is in report.html_", text)
     assert f"per-gate verdicts cut to 100 of {results}" in text
+    # The findings come first and are cut late: the heading still counts every one.
+    findings = len(render_run_report_view_findings())
+    assert text.index("## States") < text.index("## Findings") < text.index("## 1. ")
+    assert f"## Findings ({findings})" in text
+    assert re.search(rf"findings cut to the first \d+ of {findings}", text)
     assert "<details>" in text
+
+
+def render_run_report_view_findings() -> tuple[object, ...]:
+    return run_report_view(fx.big_run_evidence()).findings
 
 
 def test_golden_matrix_json_round_trips() -> None:

@@ -1,4 +1,5 @@
-"""The HTML reports in headless Chromium: they render, planted scripts stay inert, nothing loads.
+"""The HTML reports in headless Chromium: they render, planted scripts stay inert, nothing loads,
+and the first screen (state counts, findings) is in view without scrolling.
 
 Reports are rendered through ``omniqual.report`` from the golden fixtures, with a ``<script>``
 and an ``<img onerror>`` planted in a model name, a prompt, a case value, reasons and a note.
@@ -151,3 +152,38 @@ def test_request_log_sees_a_fetch_from_the_page_or_a_frame(browser: str, tmp_pat
     assert CANARY in seen.requests
     assert frame in seen.requests
     assert seen.probe["ran"] is None
+
+
+# Where the first screen's parts sit once laid out, at the top of the page (not scrolled).
+FOLD_PROBE = """(() => {
+  const top = (sel) => {
+    const e = document.querySelector(sel);
+    return e ? e.getBoundingClientRect().top : null;
+  };
+  return {states: top("#states"), counts: top("table.states"), coverage: top("table.coverage"),
+          findings: top("#findings"), firstFinding: top("ul.findings li"),
+          section1: top("#section-1"), height: window.innerHeight};
+})()"""
+WIDTH, FOLD = 1400, 900
+
+
+@pytest.mark.parametrize("report", ["run", "matrix"])
+def test_states_and_findings_are_above_the_fold(
+    browser: str, tmp_path: Path, artifact_dir: Path, report: str
+) -> None:
+    """In a 1400×900 window the state counts and the findings heading need no scrolling."""
+    html = (render_run_report(fx.run_evidence(), "html") if report == "run"
+            else render_matrix(fx.matrix(), "html"))  # fmt: skip
+    page = tmp_path / f"{report}-first-screen.html"
+    page.write_text(html, encoding="utf-8")
+    seen = visit(browser, page, FOLD_PROBE, tmp_path / f"{report}-fold-profile", WIDTH, FOLD)
+    _keep_screenshot(seen.screenshot, tmp_path, artifact_dir, f"{report}-first-screen")
+
+    box = seen.probe
+    assert box["height"] == FOLD
+    assert box["states"] is not None and box["findings"] is not None, box
+    assert 0 <= box["states"] < box["counts"] < FOLD, box
+    assert box["counts"] < box["coverage"] < box["findings"] < FOLD, box
+    assert box["firstFinding"] is not None and box["findings"] < box["firstFinding"], box
+    if report == "run":  # the checklist's sections come after, below the fold here
+        assert box["section1"] > box["findings"], box
