@@ -4,7 +4,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from omniqual.cli.matrix import write_matrix_pages
+from omniqual.cli.matrix import default_features, write_matrix_pages
+from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.run import RunSummary
 from omniqual.engine.campaign import CampaignOutcome
 from omniqual.engine.matrix_service import (
@@ -15,24 +16,49 @@ from omniqual.engine.matrix_service import (
 )
 from omniqual.evidence.artifacts import ARTIFACTS_DIR
 from omniqual.evidence.store import find_runs, read_run
+from omniqual.report.claims_audit import audit_claims
+from omniqual.report.claims_markdown import parse_claims
 from omniqual.report.csv_export import write_csv
 from omniqual.report.render import render_matrix, render_run_report
 from omniqual.report.run_views import RunEvidence, run_report_view
+from omniqual.report.support_claims import support_claims_view
+from omniqual.report.support_claims_view import SupportClaimsView
 from omniqual.specs.campaign import LoadedCampaign
+from omniqual.specs.feature_tables import load_feature_tables
 
 
 def run_evidence(
     matrix: Path, dirs: Sequence[Path], title: str, report_dir: Path | None = None,
-    full_report: str = "",
+    full_report: str = "", claims: Path | None = None,
 ) -> RunEvidence:  # fmt: skip
-    """The report input for ``omniqual report``: a matrix compiled from ``dirs``, and their runs."""
+    """The report input for ``omniqual report``: a matrix compiled from ``dirs``, and their runs
+    (with ``claims``, a hand-written support table audited against them)."""
     project = load_project_matrix(matrix)
     compiled = compile_from_dirs(project, dirs, None)
     runs = tuple(s for d in dirs for s in _summaries(d))
     return RunEvidence(title=title or compiled.title, matrix=compiled, runs=runs,
                        artifact_dirs=artifact_dirs(dirs), report_dir=report_dir,
                        gate_kinds=gate_kinds(project), gate_tracks=gate_tracks(project),
-                       full_report=full_report)  # fmt: skip
+                       full_report=full_report,
+                       support_claims=support_claims(compiled, matrix, claims))  # fmt: skip
+
+
+def support_claims(
+    compiled: CompiledMatrix, matrix: Path, claims: Path | None = None
+) -> SupportClaimsView | None:
+    """The support table of the models under qualification, from the feature-table mapping
+    beside the matrix (or the project's); None where the project has no mapping. With
+    ``claims``, the hand-written table's contradictions come first."""
+    mapping_path = default_features(matrix)
+    if not mapping_path.is_file():
+        if claims is not None:
+            raise ValueError(f"--claims needs the feature-table mapping {mapping_path}")
+        return None
+    mapping = load_feature_tables(mapping_path)
+    audit = None
+    if claims is not None:
+        audit = audit_claims(parse_claims(claims.read_text(encoding="utf-8")), compiled, mapping)
+    return support_claims_view(compiled, mapping, audit)
 
 
 def gate_kinds(project: ProjectMatrix) -> dict[str, str]:
@@ -92,6 +118,7 @@ def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path
         gate_kinds=gate_kinds(project),
         gate_tracks=gate_tracks(project),
         full_report="report.html" if "html" in spec.formats else "",
+        support_claims=support_claims(outcome.compiled, loaded.matrix_path),
     )
     for fmt in spec.formats:
         matrix_path = output / f"matrix.{fmt}"

@@ -29,6 +29,11 @@ def report_command(
     full_report: str = typer.Option(
         "", "--full-report", help="Where the full report is (said when Markdown is trimmed)."
     ),
+    claims: Path = typer.Option(
+        None, "--claims",
+        help="A hand-written support table (vLLM-Omni's diffusion_features.md shape): its "
+        "contradictions of the evidence open the report's Support claims section.",
+    ),
     append_step_summary: bool = typer.Option(
         False,
         "--append-step-summary",
@@ -47,7 +52,9 @@ def report_command(
     if append_step_summary and not summary_path:
         raise ValueError(f"--append-step-summary: ${STEP_SUMMARY_ENV} is not set")
     report_dir = output.parent if output is not None else None
-    loaded = run_evidence(matrix, evidence, title, report_dir=report_dir, full_report=full_report)
+    loaded = run_evidence(
+        matrix, evidence, title, report_dir=report_dir, full_report=full_report, claims=claims
+    )
     text = render_run_report(loaded, fmt)  # type: ignore[arg-type]
     if output is None:
         typer.echo(text, nl=False)

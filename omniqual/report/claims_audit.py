@@ -210,6 +210,12 @@ def _evidence(cell: FeatureCell) -> str:
     return said
 
 
+def render_finding(f: Finding) -> str:
+    """One audited cell: where the claim is, what it claims, what the evidence says."""
+    where = f"{f.table or '(no heading)'}, {f.row}, {f.column} on {f.hardware}"
+    return f"line {f.line}: {where}: claimed {f.text}; {_evidence(f.cell)}"
+
+
 def render_audit(audit: ClaimsAudit) -> str:
     """The audit as plain text: findings grouped by verdict, then what was not read."""
     lines: list[str] = []
@@ -218,9 +224,7 @@ def render_audit(audit: ClaimsAudit) -> str:
         if not found:
             continue
         lines += [f"{kind.value} ({len(found)}):"]
-        for f in found:
-            where = f"{f.table or '(no heading)'}, {f.row}, {f.column} on {f.hardware}"
-            lines.append(f"  line {f.line}: {where}: claimed {f.text}; {_evidence(f.cell)}")
+        lines += [f"  {render_finding(f)}" for f in found]
     if audit.unmapped:
         lines += [f"not mapped ({len(audit.unmapped)}):", *(f"  {u}" for u in audit.unmapped)]
     counts = ", ".join(

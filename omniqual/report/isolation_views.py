@@ -1,10 +1,15 @@
 """The isolation gate's crossing table, as plain rows a template can place: one per request
 per round (request, round, pattern, verdict, crossed with, differing settings), read from the
-``effective["isolation"]["table"]`` a result recorded. Pure: no rendering, no files."""
+``effective["isolation"]["table"]`` a result recorded, and the report blocks built from it (the
+crossing table and how each round proved its requests met). Pure: no rendering, no files."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from omniqual.domain.result import GateResult
+from omniqual.report.blocks import Block, Table
+from omniqual.report.evidence_blocks import RowLabels, row_label
+from omniqual.report.links import EvidenceLinks
 from omniqual.report.redact import safe_text
 
 KEY = "isolation"
@@ -52,3 +57,35 @@ def crossing_rows(result: GateResult, *, failed_only: bool = False) -> tuple[Cro
             reason=safe_text(str(entry.get("reason") or "")),
         ))  # fmt: skip
     return tuple(rows)
+
+
+def isolation_blocks(
+    results: Iterable[GateResult], labels: RowLabels, links: EvidenceLinks
+) -> tuple[Block, ...]:
+    """Per isolation result: the rounds (pattern, whether and how its requests met) and the
+    crossing table (every case when one failed, else the failed ones only, i.e. none)."""
+    blocks: list[Block] = []
+    for result in results:
+        block = result.effective.get(KEY)
+        if result.gate_kind != KEY or not isinstance(block, dict):
+            continue
+        label = row_label(labels, result.row)
+        href = links.result(result.run_id, result.result_id)
+        rounds = block.get("rounds")
+        met = [
+            (str(i + 1), str(r.get("pattern", "")), "yes" if r.get("met") else "no",
+             safe_text(str(r.get("how") or "never met")))
+            for i, r in enumerate(rounds if isinstance(rounds, list) else [])
+            if isinstance(r, dict)
+        ]  # fmt: skip
+        if met:
+            blocks.append(Table(f"Request isolation rounds: {label}",
+                                ("Round", "Pattern", "Met in the server", "Proof"), tuple(met),
+                                links=tuple(href for _ in met) if href else ()))  # fmt: skip
+        rows = crossing_rows(result, failed_only=True)
+        note = "" if rows else "every request got its own output, in order, with its own ids"
+        crossing_links = tuple(href for _ in rows) if href else ()
+        blocks.append(Table(f"Request isolation crossings: {label}", (*HEADERS, "Reason"),
+                            tuple((*r.cells, r.reason) for r in rows), links=crossing_links,
+                            note=note))  # fmt: skip
+    return tuple(blocks)

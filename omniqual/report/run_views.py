@@ -56,6 +56,7 @@ from omniqual.report.evidence_blocks import (
     serve_command_table,
 )
 from omniqual.report.findings import Finding, run_findings
+from omniqual.report.isolation_views import isolation_blocks
 from omniqual.report.links import EvidenceLinks
 from omniqual.report.parity_views import parity_blocks
 from omniqual.report.recipe_block import recipe_blocks
@@ -316,7 +317,9 @@ def _performance_figures(ctx: _Context) -> tuple[Block, ...]:
 def _output_figures(ctx: _Context) -> tuple[Block, ...]:
     # Stage accounting is recorded by load gates (soak) of any section. Without any record it
     # says what would fill it: here beside output evidence, else in the section's empty note.
-    return stage_blocks(ctx.results, ctx.labels, ctx.links, say_missing=bool(ctx.of("output")))
+    return (*isolation_blocks(ctx.of("output"), ctx.labels, ctx.links),
+            *stage_blocks(ctx.results, ctx.labels, ctx.links,
+                          say_missing=bool(ctx.of("output"))))  # fmt: skip
 
 
 def _fault_figures(ctx: _Context) -> tuple[Block, ...]:

@@ -39,3 +39,25 @@ def test_other_results_and_malformed_records_give_no_rows(
     odd = make_result(effective={"isolation": {"table": ["not a row", {"round": "x"}]}})
     (row,) = crossing_rows(odd)
     assert row.request == "?" and row.round == 0 and row.crossed_with == "—"
+
+
+def test_blocks_show_how_each_round_met_and_only_the_crossings(
+    make_result: Callable[..., GateResult],
+) -> None:
+    from omniqual.report.isolation_views import isolation_blocks
+    from omniqual.report.links import EvidenceLinks
+
+    rounds = [{"pattern": "burst", "met": True, "how": "/metrics showed 4 requests at once"},
+              {"pattern": "staggered", "met": False, "how": ""}]  # fmt: skip
+    table = [_entry("A", 1, "passed"),
+             _entry("C", 1, "failed", crossed_with="A", fields=["steps"], reason="crossed")]
+    result = make_result(gate_id="isolation", gate_kind="isolation",
+                         effective={"isolation": {"table": table, "rounds": rounds}})  # fmt: skip
+    met, crossings = isolation_blocks([result], {}, EvidenceLinks())
+    assert met.rows == (("1", "burst", "yes", "/metrics showed 4 requests at once"),
+                        ("2", "staggered", "no", "never met"))  # fmt: skip
+    assert [row[0] for row in crossings.rows] == ["C"] and crossings.rows[0][-1] == "crossed"
+    clean = make_result(gate_id="isolation", gate_kind="isolation",
+                        effective={"isolation": {"table": table[:1], "rounds": rounds[:1]}})
+    _, none = isolation_blocks([clean], {}, EvidenceLinks())
+    assert none.rows == () and "own output" in none.note
