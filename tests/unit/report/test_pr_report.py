@@ -61,7 +61,7 @@ def test_an_empty_section_names_the_gate_and_rows_that_would_fill_it(
     assert performance.empty
     assert performance.empty_note == "no evidence recorded: run gate `soak-mixed` on rows #1"
     output = next(s for s in view.sections if s.number == 7)
-    assert "add a gate of kind `output_contract`" in output.empty_note
+    assert "add a gate of kind `isolation` or `output_contract`" in output.empty_note
     assert "run gate `soak-mixed` on rows #1" in render_run_report(
         _evidence(matrix, gate_kinds={"soak-mixed": "soak"}), "md"
     )
