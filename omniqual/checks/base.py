@@ -18,6 +18,7 @@ from omniqual.deploy.launcher import StartupOutcome
 from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.gate import GateSpec
+from omniqual.domain.matrix import RestartPolicy
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe
@@ -83,6 +84,8 @@ class CheckContext:
     provenance: Provenance | None = None
     """What the target is, as its results record it (checkpoint sha256, revisions): a value a
     URL deployment did not report reads ``unknown``; None where the engine gives none."""
+    restart_policy: RestartPolicy = RestartPolicy.RECOVERS
+    """The row's declared restart policy after a fault (matrix row ``restart_policy``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ BUILTIN: dict[str, str] = {
     "reference_parity": "omniqual.checks.parity.reference:ReferenceParityCheck",
     "offload_sweep": "omniqual.checks.offload_sweep:OffloadSweepCheck",
     "isolation": "omniqual.checks.isolation:IsolationCheck",
+    "fault_injection": "omniqual.checks.fault_injection:FaultInjectionCheck",
 }
 
 

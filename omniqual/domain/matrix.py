@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +24,15 @@ class LimitedSpec(BaseModel):
     )
 
 
+class RestartPolicy(StrEnum):
+    """What a row's deployment does after a fault inside a request (the fault-injection gate
+    holds it to this): stay up and serve the next request as before, or end its process tree
+    so an outer supervisor restarts it (never a transparent recovery)."""
+
+    RECOVERS = "recovers"
+    EXITS = "exits"
+
+
 class RowSpec(BaseModel):
     """Requirements shared by explicit rows and products."""
 
@@ -35,6 +45,11 @@ class RowSpec(BaseModel):
         default=None, description="A claimed state; `matrix validate` checks it against evidence."
     )
     recipe: str | None = Field(default=None, description="Launch recipe that realizes this row.")
+    restart_policy: RestartPolicy = Field(
+        default=RestartPolicy.RECOVERS,
+        description="After an injected fault: `recovers` (serves on, no state leaked) or `exits` "
+        "(the process tree ends cleanly: restart required).",
+    )
     note: str = ""
 
 

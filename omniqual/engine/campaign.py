@@ -271,7 +271,8 @@ class _GroupRun:
                 provenance = prepared[recipe.recipe.id].provenance.model_copy(
                     update={"serve_argv": target.provenance.serve_argv}
                 )
-            job = GateJob(item.gate, item.row, info, provenance, artifacts=target.configs)
+            job = GateJob(item.gate, item.row, info, provenance, artifacts=target.configs,
+                          restart_policy=item.restart_policy)
             result = await run_gate(job, self.writer, project_root=self.root,
                                     command=self.command, observe=self.observe, seed=self.seed,
                                     serve_reference=self.pool.serve)  # fmt: skip
@@ -308,7 +309,8 @@ async def _run_item(
     def serve_point(given: LaunchRecipe) -> AbstractAsyncContextManager[PointLaunch]:
         return launched_point(LoadedRecipe(given, recipe.path, recipe.line), prepared, writer)
 
-    job = GateJob(item.gate, item.row, target, prepared.provenance)
+    job = GateJob(item.gate, item.row, target, prepared.provenance,
+                  restart_policy=item.restart_policy)
     return await run_gate(job, writer, project_root=root, command=command,
                           launch_expecting_failure=launch_once, serve_point=serve_point,
                           observe=observe)  # fmt: skip

@@ -27,6 +27,7 @@ from omniqual.checks.workload_budget import budget_measurement, budget_spent
 from omniqual.client.client import OmniClient
 from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact, ErrorInfo
+from omniqual.domain.matrix import RestartPolicy
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe
@@ -47,6 +48,7 @@ class GateJob:
     provenance: Provenance
     artifacts: tuple[Artifact, ...] = ()
     """Artifacts of the target rather than of the check (the launch's deploy config files)."""
+    restart_policy: RestartPolicy = RestartPolicy.RECOVERS
 
 
 def check_params(gate: LoadedGate) -> CheckParams:
@@ -107,6 +109,7 @@ async def run_gate(
         progress=progressed,
         seed=seed,
         provenance=job.provenance,
+        restart_policy=job.restart_policy,
     )
     # Beside other launch groups (--jobs), a gate is an activity on the shared host; one that
     # measures time or memory waits for the host to itself and keeps it until it ends.

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from omniqual.deploy.launcher import placeholder_values
 from omniqual.deploy.serve_config import serve_config_sha256
 from omniqual.domain.axes import RowKey, Selector
-from omniqual.domain.matrix import RowSpec
+from omniqual.domain.matrix import RestartPolicy, RowSpec
 from omniqual.domain.recipe import RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine.matrix_service import ProjectMatrix
@@ -20,6 +20,8 @@ from omniqual.specs.source import SpecError, SpecProblem
 class PlannedGate:
     gate: LoadedGate
     row: RowKey
+    restart_policy: RestartPolicy = RestartPolicy.RECOVERS
+    """The row's declared restart policy (what a fault-injection gate holds it to)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +114,7 @@ def make_plan(
             continue
         problems.extend(disagreements(loaded, recipes, spec.recipe, row.key, row.line))
         items = grouped.setdefault(spec.recipe, [])
-        items.extend(PlannedGate(loaded.gates[g], row.key) for g in gate_ids)
+        items.extend(PlannedGate(loaded.gates[g], row.key, spec.restart_policy) for g in gate_ids)
     if problems:
         raise SpecError(problems)
     work = tuple(RecipeWork(rid, tuple(items)) for rid, items in grouped.items())

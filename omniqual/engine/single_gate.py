@@ -82,7 +82,8 @@ async def run_single_gate(
             # serving this id.
             given = recipe.recipe.model_copy(update={"model": identity.model_ids[0]})
             recipe = LoadedRecipe(given, recipe.path, recipe.line)
-    items = [PlannedGate(gate, key) for key in rows]
+    policy = {str(row.key): row.spec.restart_policy for row in selected}
+    items = [PlannedGate(gate, key, policy[str(key)]) for key in rows]
     return await _run_items(loaded, recipes, recipe, items, evidence_root=evidence_root,
                             command=command, observe=observe, server_pid=server_pid)  # fmt: skip
 
@@ -121,7 +122,8 @@ async def run_gate_batch(
             refused[(gate_id, row_selector)] = exc
             continue
         for row in selected:
-            items.setdefault((gate_id, str(row.key)), PlannedGate(gate, row.key))
+            items.setdefault((gate_id, str(row.key)),
+                           PlannedGate(gate, row.key, row.spec.restart_policy))
     if not items:
         return GateBatch([], refused)
     if recipe.recipe.kind is RecipeKind.URL:

@@ -68,6 +68,18 @@ class FakeFaults(BaseModel):
     serializes_requests: bool = False  # one request in the server at a time; the next is not
     #                                    even accepted (never waiting) until the last is answered
     async_content_crossed: bool = False  # a job's content is that of a job that ran beside it
+    # The injector stand-in (`FakeConfig.injector`, tests/fakes/fake_injector.py) misbehaving:
+    fault_answered_ok: bool = False  # the faulted request is answered 200 with an image
+    hangs_after_fault: bool = False  # after a fault /health blocks (hang_s): never comes back
+    fault_fails_peers: bool = False  # a fault fails every request arriving soon after it
+    leaks_state_after_fault: bool = False  # after each fault images come out of another seed
+
+
+class FakeInjection(BaseModel):
+    """Act as a server launched with omniqual's fault injector (its two files)."""
+
+    control: Path
+    record: Path
 
 
 class FakeConfig(BaseModel):
@@ -75,6 +87,7 @@ class FakeConfig(BaseModel):
 
     model_name: str = "fake/omni-tiny"
     faults: FakeFaults = Field(default_factory=FakeFaults)
+    injector: FakeInjection | None = None
 
     max_n: int = 10
     min_steps: int = 1

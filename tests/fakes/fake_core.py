@@ -73,6 +73,7 @@ class FakeState:
     health_hangs: bool = False
     latency_sum_s: float = 0.0
     internal_errors: list[str] = field(default_factory=list)  # bugs of the fake itself (socket)
+    faults_fired: int = 0  # injected faults the fake acted out (FakeConfig.injector)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import httpx
 from tests.fakes import fake_image_routes as images
 from tests.fakes import fake_video_routes as videos
 from tests.fakes.fake_core import Drop, FakeCore, Hang, Outcome, Reply
+from tests.fakes.fake_injector import FakeInjector
 from tests.fakes.fake_openapi import openapi_document
 from tests.fakes.fake_validation import Rejection
 
@@ -71,6 +72,10 @@ class FakeOmni(FakeCore):
                 return videos.list_videos(self, request)
             if method == "POST" and path in _POSTS:
                 self._check_payload(request)
+                injected = self._injector().before(f"{method} {path}") if (
+                    self.config.injector is not None) else None  # fmt: skip
+                if injected is not None:
+                    return injected
                 return _POSTS[path](self, request)
             match = _VIDEO_ID.match(path)
             if match is not None and path != "/v1/videos/sync":
@@ -85,6 +90,14 @@ class FakeOmni(FakeCore):
             raise Rejection(405 if known else 404, "Method Not Allowed" if known else "Not Found")
         except Rejection as exc:
             return Reply(self.reject(exc), f"{method} {path}")
+
+    def _injector(self) -> FakeInjector:
+        with self.lock:
+            found: FakeInjector | None = getattr(self, "_fake_injector", None)
+            if found is None:
+                found = FakeInjector(self)
+                self._fake_injector = found
+            return found
 
     def _decorate(self, method: str, reply: Reply) -> Reply:
         response = reply.response

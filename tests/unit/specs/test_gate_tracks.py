@@ -25,6 +25,7 @@ EXPECTED = {
     "abort": Track.RELIABILITY,
     "soak": Track.RELIABILITY,
     "soak-long": Track.RELIABILITY,
+    "fault-injection": Track.RELIABILITY,
 }
 
 

@@ -76,3 +76,23 @@ def test_the_embedded_matrix_loads_against_the_project() -> None:
     loaded = load_matrix(root / "matrices" / "embedded-cpu.yaml")
     assert len(loaded.rows) >= 10
     assert {r.key.get("model") for r in loaded.rows} >= {"sd3-tiny", "wan-t2v-tiny"}
+
+
+def test_a_row_declares_its_restart_policy_and_rows_default_to_recovers(tmp_path: Path) -> None:
+    (tmp_path / "axes.yaml").write_text((MINI / "matrices" / "axes.yaml").read_text())
+    path = tmp_path / "policy.yaml"
+    path.write_text(
+        "name: policy\ndefaults: {hardware: cpu}\nrows:\n"
+        "  - key: {model: m, task: t2i, quantization: none}\n"
+        "    restart_policy: exits\n"
+        "  - key: {model: m, task: t2v, quantization: none}\n"
+    )
+    loaded = load_matrix(path)
+    assert [r.spec.restart_policy.value for r in loaded.rows] == ["exits", "recovers"]
+    path.write_text(
+        "name: policy\ndefaults: {hardware: cpu}\nrows:\n"
+        "  - key: {model: m, task: t2i, quantization: none}\n"
+        "    restart_policy: reboots\n"
+    )
+    with pytest.raises(SpecError, match=r"policy.yaml:5: rows.0.restart_policy"):
+        load_matrix(path)

@@ -1,0 +1,196 @@
+"""Drives one fault-injection case against one served instance: arm, send the faulted request
+and its peers, (kill the worker / cancel), collect what each client saw and what the injector
+recorded, then watch what the server does afterwards (``judge`` decides what it means)."""
+
+import asyncio
+import hashlib
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psutil
+
+from omniqual.checks.fault_injection.cases import FaultCase
+from omniqual.checks.fault_injection.judge import After, Seen
+from omniqual.checks.fault_injection.params import FaultInjectionParams
+from omniqual.checks.load_binding import WireCall, usable_output
+from omniqual.client import NO_JSON, ClientError, OmniClient, RawResponse, TargetTimeout
+from omniqual.deploy.fault_control import FaultChannel
+from omniqual.domain.fault_injection import FaultArm, FaultEvent, FaultMode, FaultRecord
+from omniqual.loadgen.workload import EndpointKind
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One served instance carrying the injector."""
+
+    url: str
+    pid: int | None
+    make_client: Callable[[], OmniClient]
+    channel: FaultChannel
+
+
+def output_digest(kind: EndpointKind, raw: RawResponse) -> str | None:
+    """sha256 of the output bytes (an image answer's decoded images, else the body)."""
+    if not usable_output(kind, raw):
+        return None
+    digest = hashlib.sha256()
+    try:
+        doc = raw.json()
+    except ClientError:
+        doc = None
+    items = doc.get("data") if isinstance(doc, dict) else None
+    if isinstance(items, list) and items:
+        for item in items:
+            digest.update(str(item.get("b64_json") or item.get("url") or "").encode())
+    else:
+        digest.update(raw.body)
+    return digest.hexdigest()
+
+
+def tree_pids(pid: int | None) -> set[int]:
+    if pid is None:
+        return set()
+    try:
+        root = psutil.Process(pid)
+        return {pid, *(c.pid for c in root.children(recursive=True))}
+    except psutil.Error:
+        return set()
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def seen_of(kind: EndpointKind, raw: RawResponse, elapsed_s: float) -> Seen:
+    return Seen("answer", elapsed_s, raw.status, enveloped=raw.error is not None and not raw.ok,
+                usable=usable_output(kind, raw))  # fmt: skip
+
+
+class CaseDriver:
+    def __init__(self, served: Served, client: OmniClient, side: OmniClient,
+                 params: FaultInjectionParams, kind: EndpointKind,
+                 call: Callable[[int], WireCall]) -> None:  # fmt: skip
+        self.served, self.client, self.side, self.params = served, client, side, params
+        self.kind, self.call = kind, call
+        self._seed = 9000
+
+    async def send(self, call: WireCall, timeout_s: float) -> Seen:
+        started = time.monotonic()
+        try:
+            raw = await self.client.send_raw(
+                call.method, call.path, json=NO_JSON if call.json is None else call.json,
+                data=call.data, files=list(call.files) or None, timeout_s=timeout_s)  # fmt: skip
+        except TargetTimeout:
+            return Seen("timeout", time.monotonic() - started)
+        except ClientError as exc:
+            return Seen("dropped", time.monotonic() - started, detail=type(exc).__name__)
+        return seen_of(self.kind, raw, time.monotonic() - started)
+
+    async def known_good(self, seed: int) -> tuple[str | None, str]:
+        """The known-good request (fixed ``seed``): its output digest (None: failed) and a line."""
+        call = self.call(seed)
+        try:
+            raw = await self.client.send_raw(
+                call.method, call.path, json=NO_JSON if call.json is None else call.json,
+                data=call.data, files=list(call.files) or None,
+                timeout_s=self.params.request_timeout_s)  # fmt: skip
+        except ClientError as exc:
+            return None, type(exc).__name__
+        return output_digest(self.kind, raw), f"HTTP {raw.status}"
+
+    def fresh(self) -> WireCall:
+        self._seed += 1
+        return self.call(self._seed)
+
+    async def inject(self, case: FaultCase, arm: FaultArm, solo_s: float,
+                     ) -> tuple[Seen, list[Seen], list[str]]:  # fmt: skip
+        """Send the faulted request and its peers into the armed fault."""
+        p = self.params
+        actions: list[str] = []
+        timeout = p.hang_client_timeout_s if case.mode is FaultMode.HANG and not case.sigkill \
+            else p.request_timeout_s  # fmt: skip
+        faulted: asyncio.Task[Seen]
+        if case.cancel:
+            faulted = asyncio.create_task(self._cut(self.fresh(), solo_s + p.late_s / 2))
+        else:
+            faulted = asyncio.create_task(self.send(self.fresh(), timeout))
+        await asyncio.sleep(p.peer_delay_s)
+        peers = [asyncio.create_task(self.send(self.fresh(), p.request_timeout_s))
+                 for _ in range(p.peers)]  # fmt: skip
+        if case.sigkill:
+            fired = await self.wait_fired(arm, p.error_deadline_s)
+            if fired is not None:
+                try:
+                    os.kill(fired.pid, signal.SIGKILL)
+                    actions.append(f"SIGKILL sent to pid {fired.pid} (held in {fired.where})")
+                except OSError as exc:
+                    actions.append(f"SIGKILL of pid {fired.pid} failed: {exc.strerror}")
+        seen = await faulted
+        return seen, list(await asyncio.gather(*peers)), actions
+
+    async def _cut(self, call: WireCall, after_s: float) -> Seen:
+        started = time.monotonic()
+        try:
+            out = await self.client.send_and_disconnect(
+                call.method, call.path, after_s=after_s,
+                json=NO_JSON if call.json is None else call.json, data=call.data,
+                files=list(call.files) or None)  # fmt: skip
+        except ClientError as exc:
+            return Seen("error", time.monotonic() - started, detail=type(exc).__name__)
+        if out.answered:
+            return Seen("answer", out.elapsed_s, out.status)
+        return Seen("cut", out.elapsed_s, detail=f"client disconnected at {after_s:.2f} s")
+
+    async def wait_fired(self, arm: FaultArm, within_s: float) -> FaultRecord | None:
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            for record in self.served.channel.of_arm(arm.arm_id):
+                if record.event is FaultEvent.FIRED:
+                    return record
+            await asyncio.sleep(0.05)
+        return None
+
+    async def aftermath(self, before: set[int], baseline: str | None, seed: int,
+                        extra_wait_s: float = 0.0) -> After:  # fmt: skip
+        """Poll until the server recovered (health 200 and the known-good request succeeded)
+        or its process tree is gone, or both deadlines passed."""
+        p = self.params
+        started = time.monotonic()
+        deadline = started + extra_wait_s + max(p.recover_deadline_s, p.exit_deadline_s)
+        health = nxt = ""
+        while True:
+            root_gone = self.served.pid is not None and not _running(self.served.pid)
+            if root_gone:
+                return await self._exited(before, started, health, nxt)
+            try:
+                raw = await self.side.send_raw("GET", "/health", timeout_s=p.health_timeout_s)
+                health = f"HTTP {raw.status}"
+                if raw.status == 200:
+                    digest, nxt = await self.known_good(seed)
+                    if digest is not None:
+                        took = time.monotonic() - started
+                        return After(True, took, None if baseline is None else digest == baseline,
+                                     False, health=health, next_request=nxt)  # fmt: skip
+            except ClientError as exc:
+                health = f"no answer ({type(exc).__name__})"
+                if self.served.pid is None and "Unreachable" in type(exc).__name__:
+                    return After(False, None, None, True, health=health, next_request=nxt)
+            if time.monotonic() >= deadline:
+                return After(False, None, None, False, health=health, next_request=nxt)
+            await asyncio.sleep(0.5)
+
+    async def _exited(self, before: set[int], started: float, health: str, nxt: str) -> After:
+        """The root is gone: wait up to the exit deadline for the rest of the tree."""
+        deadline = started + self.params.exit_deadline_s
+        left = {pid for pid in before if _running(pid)}
+        while left and time.monotonic() < deadline:
+            await asyncio.sleep(0.25)
+            left = {pid for pid in left if _running(pid)}
+        return After(False, None, None, True, tuple(sorted(left)), health=health,
+                     next_request=nxt)  # fmt: skip

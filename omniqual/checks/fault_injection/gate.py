@@ -1,0 +1,258 @@
+"""The ``fault_injection`` check kind: faults injected inside the served process tree, one case
+at a time, each judged on the faulted request, its peers, what the server did afterwards against
+the row's restart policy, and the resources it kept.
+
+The server carries the in-server injector (``serving``): a launched target is launched again
+with it, and launched once more after a case that ended it. Before any fault a known-good
+request (fixed seed) is answered twice: its output bytes are what every recovery must give
+again. Each case's evidence is a ``CaseResult``, a per-case summary in
+``effective["fault_injection"]`` and the injector's own record lines (stored as an artifact).
+"""
+
+import asyncio
+import json
+import shutil
+import tempfile
+import time
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from omniqual.checks.base import CheckContext, CheckOutcome, verdict
+from omniqual.checks.fault_injection.cases import CASES, FaultCase
+from omniqual.checks.fault_injection.driver import CaseDriver, Served, tree_pids
+from omniqual.checks.fault_injection.judge import (
+    Verdict,
+    judge_after,
+    judge_faulted,
+    judge_peers,
+)
+from omniqual.checks.fault_injection.params import FaultInjectionParams
+from omniqual.checks.fault_injection.serving import given, given_url, instrumented, url_channel
+from omniqual.checks.load_binding import WireCall, endpoint_for, wire_call
+from omniqual.checks.soak.phases import solo_request
+from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch, resolve_watch_dirs
+from omniqual.deploy.fault_control import FaultChannel
+from omniqual.domain.evidence import Artifact, CaseResult, Measurement
+from omniqual.domain.fault_injection import FaultEvent, FaultMode
+from omniqual.domain.outcomes import GateOutcome
+from omniqual.loadgen.workload import EndpointKind
+
+KNOWN_GOOD_SEED = 4242
+
+
+class FaultInjectionCheck:
+    kind: ClassVar[str] = "fault_injection"
+    params_model: ClassVar[type[FaultInjectionParams]] = FaultInjectionParams
+    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
+    measures: ClassVar[bool] = True  # memory and FD figures after each fault
+
+    async def run(self, ctx: CheckContext, params: FaultInjectionParams) -> CheckOutcome:
+        endpoint = endpoint_for(ctx.row.get("api_mode"))
+        if endpoint is None:
+            return CheckOutcome(GateOutcome.SKIPPED, ("the row's api_mode has no HTTP endpoint",))
+        if endpoint is EndpointKind.VIDEO_ASYNC:
+            return CheckOutcome(GateOutcome.SKIPPED, (
+                "async job rows are not driven by this gate yet (sync endpoints only)",))
+        temp = Path(tempfile.mkdtemp(prefix="omniqual-faults-"))
+        try:
+            return await _Run(ctx, params, endpoint, temp).all()
+        finally:
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+class _Run:
+    def __init__(self, ctx: CheckContext, params: FaultInjectionParams, endpoint: EndpointKind,
+                 temp: Path) -> None:  # fmt: skip
+        self.ctx, self.params, self.endpoint, self.temp = ctx, params, endpoint, temp
+        self.url = given_url(ctx)
+        self.logs: list[Artifact] = []
+        self.results: list[CaseResult] = []
+        self.summary: dict[str, dict[str, object]] = {}
+        self.failures: list[str] = []
+        self.invalid: list[str] = []
+        self.baseline: str | None = None
+        self.solo_s = 0.0
+        self.launches = 0
+        self.recovered_s: dict[str, float] = {}
+        self.started = time.monotonic()
+
+    def call(self, seed: int) -> WireCall:
+        return wire_call(solo_request(self.params.shape, self.endpoint, 0, seed))
+
+    def serve(self, channel: FaultChannel) -> AbstractAsyncContextManager[Served | str]:
+        self.launches += 1
+        if self.url is not None:
+            return given(self.ctx, self.url, channel)
+        sub = self.temp / f"tmp{self.launches}"
+        sub.mkdir()
+        return instrumented(self.ctx, channel, sub, self.launches, self.logs)
+
+    async def all(self) -> CheckOutcome:
+        if self.url is not None:
+            channel = url_channel(self.params)
+            if isinstance(channel, str):
+                return CheckOutcome(GateOutcome.INVALID, (channel,))
+        else:
+            channel = FaultChannel.in_dir(self.temp / "channel")
+        pending = [CASES[c] for c in self.params.cases]
+        while pending:
+            async with self.serve(channel) as served:
+                if isinstance(served, str):
+                    self.invalid.append(served)
+                    break
+                ended = await self._cases(served, pending)
+                if ended and self.url is not None and pending:
+                    self.invalid.append(f"the server given by URL ended; {len(pending)} case(s) "
+                                        "not run (restart it and run them with params.cases)")
+                    break
+        channel.disarm()
+        return self._outcome(channel)
+
+    async def _cases(self, served: Served, pending: list[FaultCase]) -> bool:
+        """Run cases on one instance until one ends it (True) or none is left (False)."""
+        p = self.params
+        async with served.make_client() as client, served.make_client() as side:
+            driver = CaseDriver(served, client, side, p, self.endpoint, self.call)
+            if self.baseline is None and not await self._calibrate(driver):
+                pending.clear()
+                return False
+            dirs = resolve_watch_dirs(p.watch_dirs, served.pid,
+                                      () if self.url else (self.temp / f"tmp{self.launches}",))
+            async with ResourceWatch(side, pid=served.pid, watch_dirs=dirs,
+                                     interval_s=0.5) as watch:  # fmt: skip
+                while pending:
+                    budget = self.ctx.gate.budget_s
+                    if budget is not None and time.monotonic() - self.started > budget:
+                        self.invalid.append(f"budget of {budget:g} s spent before case(s) "
+                                            f"{', '.join(c.id for c in pending)}")  # fmt: skip
+                        pending.clear()
+                        return False
+                    case = pending.pop(0)
+                    self.ctx.progress(f"fault-injection: {case.id}", None)
+                    exited = await self._case(driver, case, served, watch)
+                    if exited:
+                        return True
+        return False
+
+    async def _calibrate(self, driver: CaseDriver) -> bool:
+        first, what = await driver.known_good(KNOWN_GOOD_SEED)
+        started = time.monotonic()
+        second, what2 = await driver.known_good(KNOWN_GOOD_SEED)
+        self.solo_s = time.monotonic() - started
+        if first is None or second is None:
+            self.failures.append("the known-good request failed before any fault "
+                                 f"({what}, {what2})")
+            return False
+        if first != second:
+            self.invalid.append("the known-good request gives other bytes on each run before any "
+                                "fault: a state leak could not be told from run-to-run noise")
+            return False
+        self.baseline = first
+        return True
+
+    async def _case(self, driver: CaseDriver, case: FaultCase, served: Served,
+                    watch: ResourceWatch) -> bool:  # fmt: skip
+        p, steps = self.params, self.params.shape.steps or 1
+        before_tree = tree_pids(served.pid)
+        before = await watch.snapshot()
+        hang = p.kill_hold_s if case.sigkill else p.hang_s if case.mode is FaultMode.HANG else (
+            p.late_s if case.mode is FaultMode.LATE else 0.0)  # fmt: skip
+        arm = served.channel.arm(case.id, case.stage, case.mode, step=case.step_index(steps),
+                                 hang_s=hang)  # fmt: skip
+        seen, peers, actions = await driver.inject(case, arm, self.solo_s)
+        served.channel.disarm()
+        wait = p.hang_s if case.mode is FaultMode.HANG and not case.sigkill else (
+            p.late_s if case.cancel else 0.0)  # fmt: skip
+        after = await driver.aftermath(before_tree, self.baseline, KNOWN_GOOD_SEED, wait)
+        records = served.channel.of_arm(arm.arm_id)
+        fired = [r for r in records if r.event is FaultEvent.FIRED]
+        v = Verdict()
+        judge_faulted(case, seen, bool(fired), p.error_deadline_s, v)
+        peer_line = judge_peers(case, peers, v)
+        policy = self.ctx.restart_policy
+        judge_after(policy, after, p.recover_deadline_s, p.exit_deadline_s, v)
+        leak: dict[str, float | int | None] = {}
+        if after.recovered:
+            leak = await self._leak(watch, before, v)
+        outcome = GateOutcome.FAILED if v.failures else (
+            GateOutcome.INVALID if v.invalid else GateOutcome.PASSED)  # fmt: skip
+        where = fired[0].where if fired else ""
+        health = ("recovered in " + f"{after.recovered_in_s:.1f} s" if after.recovered
+                  else "exited" if after.exited else "neither") + f" ({after.health})"  # fmt: skip
+        self.failures += [f"{case.id}: {f}" for f in v.failures]
+        self.invalid += [f"{case.id}: {i}" for i in v.invalid]
+        note = "; ".join([*v.failures, *v.invalid, peer_line, *actions, *v.notes])
+        self.results.append(CaseResult(
+            id=case.id, endpoint=self.endpoint.value, sent=case.describe(steps),
+            expected_status=f"5xx with error envelope; {policy.value}",
+            observed_status=f"{seen.text()}; {health}", outcome=outcome, note=note[:600]))
+        self.summary[case.id] = {
+            "injected": case.describe(steps), "stage": case.stage.value, "mode": case.mode.value,
+            "step": arm.step, "where": where, "fired_pids": sorted({r.pid for r in fired}),
+            "client": seen.text(), "peers": peer_line, "actions": actions,
+            "policy": policy.value, "health": health, "recovered": after.recovered,
+            "recovered_in_s": after.recovered_in_s, "same_output": after.same_output,
+            "exited": after.exited, "orphans": list(after.orphans),
+            "restart_required": v.restart_required, "next_request": after.next_request,
+            "leak": leak, "outcome": outcome.value,
+            "records": [r.model_dump(mode="json") for r in records],
+        }  # fmt: skip
+        if after.recovered_in_s is not None:
+            self.recovered_s[case.id] = after.recovered_in_s
+        return after.exited
+
+    async def _leak(self, watch: ResourceWatch, before: ResourcePoint,
+                    v: Verdict) -> dict[str, float | int | None]:  # fmt: skip
+        p = self.params
+        deadline = time.monotonic() + p.settle_max_s
+        while True:
+            point = await watch.snapshot()
+            grew = _growth(before, point)
+            within = ((grew["memory_mib"] or 0) <= p.max_memory_growth_mib
+                      and (grew["fds"] or 0) <= p.max_fd_growth
+                      and (grew["temp_files"] or 0) <= p.max_temp_file_growth)  # fmt: skip
+            if within or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(0.5)
+        if not within:
+            v.failures.append(f"resources did not return to the pre-fault baseline within "
+                              f"{p.settle_max_s:g} s: {_figures(grew)}")  # fmt: skip
+        if grew["memory_mib"] is None:
+            v.invalid.append("no memory figure (PSS/RSS) for the server")
+        return grew
+
+    def _outcome(self, channel: FaultChannel) -> CheckOutcome:
+        put = self.ctx.artifacts.put_artifact
+        artifacts = list(self.logs)
+        if channel.record.exists():
+            artifacts.append(put(channel.record, media_type="application/x-ndjson",
+                                 role="raw-series", name="fault-records.jsonl"))  # fmt: skip
+        doc = {"cases": self.summary, "launches": self.launches, "solo_s": self.solo_s,
+               "failures": self.failures, "invalid": self.invalid}  # fmt: skip
+        artifacts.append(put(json.dumps(doc, indent=1, default=str).encode(),
+                             media_type="application/json", role="summary",
+                             name="fault-injection-summary.json"))  # fmt: skip
+        measurements = [Measurement(name=f"{cid}.recovered_in_s", unit="s", value=round(s, 3))
+                        for cid, s in self.recovered_s.items()]  # fmt: skip
+        return CheckOutcome(
+            verdict(self.failures, invalid=self.invalid), tuple(self.failures + self.invalid),
+            tuple(measurements), tuple(artifacts), tuple(self.results),
+            requested={"cases": list(self.params.cases), "peers": self.params.peers,
+                       "restart_policy": self.ctx.restart_policy.value},
+            effective={"fault_injection": self.summary, "launches": self.launches},  # type: ignore[dict-item]
+        )  # fmt: skip
+
+
+def _growth(before: ResourcePoint, after: ResourcePoint) -> dict[str, float | int | None]:
+    def grew(a: int | None, b: int | None) -> int | None:
+        return None if a is None or b is None else b - a
+
+    memory = grew(before.memory_bytes, after.memory_bytes)
+    return {"memory_mib": None if memory is None else round(memory / MIB, 2),
+            "fds": grew(before.open_fds, after.open_fds),
+            "temp_files": grew(before.temp_files, after.temp_files)}  # fmt: skip
+
+
+def _figures(grew: dict[str, float | int | None]) -> str:
+    return ", ".join(f"{k} {'+' if (v or 0) >= 0 else ''}{v}" for k, v in grew.items())

@@ -1,0 +1,186 @@
+"""Where the injector sits in vLLM-Omni, patched lazily as the modules are imported.
+
+``install`` puts a meta-path finder first on ``sys.meta_path``; when a module in ``TARGETS`` is
+imported, its loader runs as usual and the module is patched right after (a module imported
+before ``install`` is patched at once). The hook points (vLLM-Omni 0.30):
+
+- encode: ``encode_prompt`` of every pipeline class in ``vllm_omni.diffusion.models.*.pipeline_*``
+  (their ``forward`` restarts the per-request denoise step count);
+- denoise: ``scheduler_step_maybe_with_cfg`` of ``CFGParallelMixin`` / ``PipelineParallelMixin``
+  (``vllm_omni.diffusion.distributed``), called once per denoise step: the k-th call of a request
+  is step k;
+- decode: ``decode`` of the VAE classes in ``vllm_omni.diffusion.distributed.autoencoders.*``;
+- output: the image/video byte encoding of the API server (``image_api_utils`` /
+  ``video_api_utils`` in ``vllm_omni.entrypoints.openai``);
+- result: ``DiffusionWorker.execute_model`` / ``execute_model_batch``, after the pipeline
+  returned and before the result goes back to the engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import os
+import sys
+from collections.abc import Callable, Sequence
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from omniqual.deploy.fault_injector.core import CONTROL_ENV, RECORD_ENV, Injector
+
+_PIPELINES = "vllm_omni.diffusion.models."
+_DENOISE = ("vllm_omni.diffusion.distributed.cfg_parallel",
+            "vllm_omni.diffusion.distributed.pipeline_parallel")  # fmt: skip
+_VAES = "vllm_omni.diffusion.distributed.autoencoders."
+_OUTPUT: dict[str, tuple[str, ...]] = {
+    "vllm_omni.entrypoints.openai.image_api_utils": (
+        "encode_image_base64", "encode_image_base64_with_compression"),
+    "vllm_omni.entrypoints.openai.video_api_utils": ("_encode_video_bytes",),
+}  # fmt: skip
+_WORKER = "vllm_omni.diffusion.worker.diffusion_worker"
+
+_state: dict[str, Any] = {"injector": None, "steps": 0}
+
+
+def wanted(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    return ((name.startswith(_PIPELINES) and last.startswith("pipeline_")) or name in _DENOISE
+            or name.startswith(_VAES) or name in _OUTPUT or name == _WORKER)  # fmt: skip
+
+
+def _fire(stage: str, where: str, step: int | None = None) -> None:
+    injector: Injector | None = _state["injector"]
+    if injector is not None:
+        injector.at(stage, where, step)
+
+
+def _before(stage: str, fn: Callable[..., Any], where: str) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        _fire(stage, where)
+        return fn(*args, **kwargs)
+
+    hooked.__omniqual_fault_hook__ = True  # type: ignore[attr-defined]
+    return hooked
+
+
+def _step(fn: Callable[..., Any], where: str) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        step = _state["steps"]
+        _state["steps"] = step + 1
+        _fire("denoise", where, step)
+        return fn(*args, **kwargs)
+
+    hooked.__omniqual_fault_hook__ = True  # type: ignore[attr-defined]
+    return hooked
+
+
+def _request_start(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        _state["steps"] = 0
+        return fn(*args, **kwargs)
+
+    hooked.__omniqual_fault_hook__ = True  # type: ignore[attr-defined]
+    return hooked
+
+
+def _after(stage: str, fn: Callable[..., Any], where: str) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        _fire(stage, where)
+        return result
+
+    hooked.__omniqual_fault_hook__ = True  # type: ignore[attr-defined]
+    return hooked
+
+
+def _own_classes(module: ModuleType) -> list[type]:
+    return [v for v in vars(module).values()
+            if isinstance(v, type) and v.__module__ == module.__name__]  # fmt: skip
+
+
+Wrapper = Callable[[Callable[..., Any], str], Callable[..., Any]]
+
+
+def _wrap_methods(module: ModuleType, names: Sequence[str], wrap: Wrapper) -> None:
+    for cls in _own_classes(module):
+        for name in names:
+            fn = cls.__dict__.get(name)
+            if callable(fn) and not getattr(fn, "__omniqual_fault_hook__", False):
+                setattr(cls, name, wrap(fn, f"{module.__name__}:{cls.__qualname__}.{name}"))
+
+
+def patch(module: ModuleType) -> None:
+    """Hook the stage functions ``module`` defines (idempotent)."""
+    name = module.__name__
+    if name.startswith(_PIPELINES):
+        _wrap_methods(module, ("encode_prompt",), functools.partial(_before, "encode"))
+        _wrap_methods(module, ("forward",), lambda fn, where: _request_start(fn))
+    if name in _DENOISE:
+        _wrap_methods(module, ("scheduler_step_maybe_with_cfg",), _step)
+    if name.startswith(_VAES):
+        _wrap_methods(module, ("decode",), functools.partial(_before, "decode"))
+    for attr in _OUTPUT.get(name, ()):
+        fn = getattr(module, attr, None)
+        if callable(fn) and not getattr(fn, "__omniqual_fault_hook__", False):
+            setattr(module, attr, _before("output", fn, f"{name}:{attr}"))
+    if name == _WORKER:
+        _wrap_methods(module, ("execute_model", "execute_model_batch"),
+                      functools.partial(_after, "result"))  # fmt: skip
+
+
+class PatchingFinder(importlib.abc.MetaPathFinder):
+    """Finds wanted modules through the other finders, and patches them once executed."""
+
+    def __init__(self) -> None:
+        self._busy: set[str] = set()
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:  # fmt: skip
+        if not wanted(fullname) or fullname in self._busy:
+            return None
+        self._busy.add(fullname)
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self._busy.discard(fullname)
+        loader = None if spec is None else spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        executed = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            executed(module)
+            patch(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def install(environ: dict[str, str] | None = None) -> bool:
+    """Start injecting in this process when both variables are set; False (inert) otherwise."""
+    env = os.environ if environ is None else environ
+    control, record = env.get(CONTROL_ENV), env.get(RECORD_ENV)
+    if not control or not record or _state["injector"] is not None:
+        return False
+    injector = Injector(Path(control), Path(record))
+    _state["injector"] = injector
+    injector.loaded()
+    if hasattr(os, "register_at_fork"):  # a forked child is another process: it says so
+        os.register_at_fork(after_in_child=injector.loaded)
+    sys.meta_path.insert(0, PatchingFinder())
+    for name, module in list(sys.modules.items()):
+        if module is not None and wanted(name):
+            patch(module)
+    return True
