@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from omniqual.deploy.agent.client import AgentAccess
 from omniqual.deploy.launcher import StartupOutcome
 from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
@@ -55,6 +56,9 @@ class TargetInfo:
     """Directories the server writes temporary files to (its TMPDIR when omniqual launched it):
     residue there after a request is a leak."""
     label: str = ""
+    agent: AgentAccess | None = None
+    """An ``omniqual agent`` beside a server on another host (``--agent``): its process tree is
+    read through it as ``pid`` reads a local one (see :mod:`omniqual.checks.observed`)."""
 
 
 Progress = Callable[[str, float | None], None]

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import typer
 
+from omniqual.cli.agent import agent_access, campaign_agents
 from omniqual.cli.console import ConsoleObserver
 from omniqual.cli.exits import Exit, fail, user_errors
 from omniqual.cli.junit import write_junit
+from omniqual.domain.agent import TOKEN_ENV
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
 
@@ -82,10 +84,21 @@ def run_gate_command(
         help="For a URL target on this host: the server's process id, so abort and soak can "
         "watch its CPU time, memory and files (without it those signals are absent: invalid).",
     ),
+    agent: str = typer.Option(
+        None, "--agent",
+        help="For a URL target on another host: the URL of the `omniqual agent` beside the "
+        "server, which reads its process tree for abort and soak as --server-pid does here.",
+    ),
+    agent_token_file: Path = typer.Option(
+        None, "--agent-token-file",
+        help=f"The agent's bearer token (default: the {TOKEN_ENV} environment variable).",
+    ),
 ) -> None:
     """Run one gate on every matching row against a URL or a launched recipe."""
     from omniqual.deploy.reaper import install_signal_handlers
     from omniqual.engine.single_gate import run_single_gate
+
+    access = agent_access(agent, agent_token_file)
 
     # Servers are launched from worker threads; only the main thread can make SIGTERM stop them.
     install_signal_handlers()
@@ -93,7 +106,7 @@ def run_gate_command(
         results = asyncio.run(
             run_single_gate(
                 gate, target, row, matrix=matrix, evidence_root=evidence,
-                command=sys.argv, observe=observer, server_pid=server_pid,
+                command=sys.argv, observe=observer, server_pid=server_pid, agent=access,
             )
         )  # fmt: skip
     if junit is not None:
@@ -143,6 +156,15 @@ def run_command(
         "stability table (stability.md/.html/.json): how often each gate's verdict and each "
         "row's state agreed.",
     ),
+    agents: list[str] = typer.Option(
+        [], "--agent",
+        help="RECIPE=URL (repeatable): the `omniqual agent` beside the server of a target the "
+        "campaign uses by URL, read for abort and soak; a bare URL when there is one such target.",
+    ),
+    agent_token_file: Path = typer.Option(
+        None, "--agent-token-file",
+        help=f"The agents' bearer token (default: the {TOKEN_ENV} environment variable).",
+    ),
 ) -> None:
     """Run a campaign, compile its matrix and render the evidence report."""
     from omniqual.cli.outputs import write_reports
@@ -153,6 +175,8 @@ def run_command(
 
     count = parse_jobs(jobs)
     loaded = load_campaign(campaign)
+    by_url = sorted(loaded.campaign.targets)
+    access = campaign_agents(agents, agent_token_file, by_url)
     install_signal_handlers()  # servers launched from worker threads stop on SIGTERM too
     outcomes = []
     for attempt in range(repeat):  # a resumed run is the first; each repeat is a run of its own
@@ -161,7 +185,7 @@ def run_command(
         with ConsoleObserver(as_json=as_json) as observer:
             outcomes.append(asyncio.run(run_campaign(
                 loaded, command=sys.argv, resume=resume if attempt == 0 else None,
-                observe=observer, jobs=count,
+                observe=observer, jobs=count, agents=access,
             )))  # fmt: skip
     outcome = outcomes[-1]
     written = write_reports(outcome, loaded, output)

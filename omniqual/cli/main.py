@@ -5,6 +5,7 @@ import logging
 import typer
 
 from omniqual import __version__
+from omniqual.cli.agent import agent_command
 from omniqual.cli.bench import bench_command
 from omniqual.cli.ci import ci_app
 from omniqual.cli.env import env_command
@@ -33,6 +34,7 @@ app.add_typer(ci_app, name="ci")
 app.command("report")(report_command)
 app.command("env")(env_command)
 app.command("bench")(bench_command)
+app.command("agent")(agent_command)
 
 
 def _version(value: bool) -> None:

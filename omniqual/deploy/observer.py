@@ -8,6 +8,10 @@ silent zero) and, when NVML is importable and finds devices, per-GPU memory: dev
 bytes and the bytes NVML's compute-process list attributes to the tree's own pids (a shared
 device holds other processes' memory too). The series renders as CSV or JSON Lines bytes for an
 evidence artifact.
+
+What is sampled is a :class:`TreeReader`: :class:`LocalTree` reads a process on this host; an
+agent's reader (:mod:`omniqual.deploy.agent.remote`) reads one on another host through
+``omniqual agent``, so a gate judges both alike. ``source`` says which one gave a series.
 """
 
 import csv
@@ -22,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType, TracebackType
+from typing import Protocol
 
 import psutil
 
@@ -81,7 +86,8 @@ def count_files(directory: Path) -> int | None:
     return None if errors else total
 
 
-def _nvml() -> ModuleType | None:
+def open_nvml() -> ModuleType | None:
+    """NVML, initialised; None without nvidia-ml-py, a driver or a device."""
     try:
         import pynvml  # optional: nvidia-ml-py, GPU hosts only
     except ImportError:
@@ -199,8 +205,58 @@ def sample_tree(
     )
 
 
+LOCAL_SOURCE = "process-tree"
+
+
+class TreeReader(Protocol):
+    """Where samples of a server's process tree come from."""
+
+    @property
+    def source(self) -> str:
+        """What gave the readings, as evidence records it (``process-tree``, ``agent:...``)."""
+        ...
+
+    @property
+    def watch_dirs(self) -> tuple[Path, ...]:
+        """The directories whose files each sample counts (paths on the server's host)."""
+        ...
+
+    def open(self) -> None:
+        """Get ready to sample (NVML); called once, before the first sample."""
+
+    def sample(self, started: float) -> ObserverSample:
+        """One sample now; ``elapsed_s`` counts from ``started`` (this host's monotonic clock)."""
+        ...
+
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU seconds of the tree now (None when it is gone or unreadable)."""
+        ...
+
+
+class LocalTree:
+    """The process tree rooted at ``pid`` on this host."""
+
+    source = LOCAL_SOURCE
+
+    def __init__(self, pid: int, *, watch_dirs: Iterable[Path] = (), gpu: bool = True) -> None:
+        self.pid = pid
+        self.watch_dirs = tuple(watch_dirs)
+        self._gpu = gpu
+        self._nvml: ModuleType | None = None
+
+    def open(self) -> None:
+        self._nvml = open_nvml() if self._gpu else None
+
+    def sample(self, started: float) -> ObserverSample:
+        return sample_tree(self.pid, watch_dirs=self.watch_dirs, started=started, nvml=self._nvml)
+
+    def cpu_seconds(self) -> float | None:
+        return tree_cpu_seconds(self.pid)
+
+
 class ProcessObserver:
-    """``with ProcessObserver(pid) as obs: ...`` then ``obs.samples`` (or ``start``/``stop``)."""
+    """``with ProcessObserver(pid) as obs: ...`` then ``obs.samples`` (or ``start``/``stop``);
+    ``ProcessObserver.of(reader)`` samples any :class:`TreeReader`."""
 
     def __init__(
         self,
@@ -210,26 +266,35 @@ class ProcessObserver:
         watch_dirs: Iterable[Path] = (),
         gpu: bool = True,
     ) -> None:
+        self._setup(LocalTree(pid, watch_dirs=watch_dirs, gpu=gpu), interval_s, f"pid {pid}")
+
+    @classmethod
+    def of(cls, reader: TreeReader, *, interval_s: float = 1.0) -> "ProcessObserver":
+        observer = cls.__new__(cls)
+        observer._setup(reader, interval_s, reader.source)
+        return observer
+
+    def _setup(self, reader: TreeReader, interval_s: float, name: str) -> None:
         if interval_s <= 0:
             raise ValueError("interval_s must be positive")
-        self.pid = pid
+        self.reader = reader
         self.interval_s = interval_s
-        self.watch_dirs = tuple(watch_dirs)
-        self._gpu = gpu
+        self.watch_dirs = reader.watch_dirs
+        self._name = name
         self._samples: list[ObserverSample] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = 0.0
-        self._nvml: ModuleType | None = None
 
     def start(self) -> "ProcessObserver":
         if self._thread is not None:
             raise RuntimeError("observer already started")
-        self._nvml = _nvml() if self._gpu else None
+        self.reader.open()
         self._started = time.monotonic()
         self._take()
-        self._thread = threading.Thread(target=self._run, name=f"observer-{self.pid}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"observer-{self._name}",
+                                        daemon=True)  # fmt: skip
         self._thread.start()
         return self
 
@@ -246,15 +311,11 @@ class ProcessObserver:
             return tuple(self._samples)
 
     def sample_now(self) -> ObserverSample:
-        """One sample now, with the observer's NVML handle, outside the series."""
-        return sample_tree(
-            self.pid, watch_dirs=self.watch_dirs, started=self._started, nvml=self._nvml
-        )
+        """One sample now, with the observer's reader (and NVML handle), outside the series."""
+        return self.reader.sample(self._started)
 
     def _take(self) -> None:
-        sample = sample_tree(
-            self.pid, watch_dirs=self.watch_dirs, started=self._started, nvml=self._nvml
-        )
+        sample = self.reader.sample(self._started)
         with self._lock:
             self._samples.append(sample)
 
@@ -263,7 +324,7 @@ class ProcessObserver:
             try:
                 self._take()
             except Exception:  # a sampling hiccup must not end the series
-                logger.debug("sampling pid %d failed", self.pid, exc_info=True)
+                logger.debug("sampling %s failed", self._name, exc_info=True)
 
     def __enter__(self) -> "ProcessObserver":
         return self.start()

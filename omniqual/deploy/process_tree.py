@@ -4,6 +4,7 @@ Servers run in their own session, so their process group id is their pid; vLLM's
 processes normally stay in that group. Descendants found through psutil are terminated too, in
 case one started its own session. A server recorded by a launcher that has since died is found
 again by (pid, pgid, create time) and stopped process by process (:func:`terminate_recorded`).
+Whether a process still runs and the temp dir its environment names are read here too.
 """
 
 import contextlib
@@ -12,6 +13,7 @@ import os
 import signal
 import time
 from collections.abc import Iterable
+from pathlib import Path
 
 import psutil
 
@@ -164,3 +166,21 @@ def terminate_recorded(pid: int, pgid: int, create_time: float, grace_s: float) 
             _send(proc, signal.SIGKILL)
         psutil.wait_procs(alive, timeout=5)
     return True
+
+
+def temp_dir_of(pid: int) -> Path | None:
+    """The ``TMPDIR`` in the environment of process ``pid`` (None: unset, gone or unreadable)."""
+    temp: str | None = None
+    with contextlib.suppress(psutil.Error, OSError):
+        temp = psutil.Process(pid).environ().get("TMPDIR")
+    return Path(temp) if temp else None
+
+
+def is_running(pid: int) -> bool:
+    """Whether the process ``pid`` still runs (a zombie waiting for its parent does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True

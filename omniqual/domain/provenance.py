@@ -37,6 +37,9 @@ HARNESS_HOST = "harness-host"
 """A target launched on the host omniqual runs on: the run's fingerprint describes it."""
 NOT_VISIBLE = "not-visible"
 """A target given by URL: the harness cannot see the host it runs on."""
+AGENT_HOST_PREFIX = "agent:"
+"""A target given by URL whose process tree an ``omniqual agent`` on its host reads for the
+harness: ``agent:<that host's name>`` (the fingerprint still describes the harness host only)."""
 
 
 class ServedModel(BaseModel):

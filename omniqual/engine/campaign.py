@@ -14,6 +14,7 @@ from pathlib import Path
 from omniqual.checks.base import LaunchAttempt, PointLaunch, TargetInfo
 from omniqual.checks.registry import resolve
 from omniqual.client.client import OmniClient
+from omniqual.deploy.agent.client import AgentAccess
 from omniqual.deploy.fingerprint import collect_fingerprint
 from omniqual.deploy.launcher import LaunchError, StartupOutcome, launch, stop
 from omniqual.deploy.server_log import log_tail
@@ -23,6 +24,7 @@ from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine import timing
+from omniqual.engine.agents import agent_hosts, check_agent_targets
 from omniqual.engine.campaign_scope import mark_left_out
 from omniqual.engine.events import (
     EngineEvent,
@@ -85,7 +87,10 @@ async def run_campaign(
     resume: Path | None = None,
     observe: Observer = ignore,
     jobs: Jobs = 1,
+    agents: Mapping[str, AgentAccess] | None = None,
 ) -> CampaignOutcome:
+    """``agents``: per recipe served by URL (the campaign's ``targets`` or a URL recipe), the
+    ``omniqual agent`` beside that server that reads its process tree for abort and soak."""
     project_matrix = load_project_matrix(loaded.matrix_path)
     recipes = load_recipes(project_matrix.project.runners)
     plan = make_plan(
@@ -94,17 +99,19 @@ async def run_campaign(
     # Every spec problem (params, contracts, load mappings) surfaces before anything is launched.
     validate_before_contact(project_matrix, [item for w in plan.work for item in w.items])
     work = [(recipes[w.recipe_id], list(w.items)) for w in plan.work]
+    check_agent_targets(agents or {}, [r for r, _ in work], loaded.campaign.targets)
+    seen_hosts = await agent_hosts(agents or {})
     if resume is not None:
         writer = RunWriter.resume(resume)
     else:
-        hosts = target_hosts([r for r, _ in work], loaded.campaign.targets)
+        hosts = target_hosts([r for r, _ in work], loaded.campaign.targets) | seen_hosts
         environment = collect_fingerprint(target_hosts=hosts)
         writer = RunWriter.create(loaded.evidence_root, command=command, environment=environment)
     with writer:
         skipped = await run_plan(
             work, writer, root=project_matrix.project.root, command=command, observe=observe,
             seed=loaded.campaign.seed, urls=loaded.campaign.targets,
-            references=ReferenceBook.of(project_matrix, recipes), jobs=jobs,
+            references=ReferenceBook.of(project_matrix, recipes), jobs=jobs, agents=agents,
         )  # fmt: skip
         results = writer.results
     compiled = compile_from_dirs(project_matrix, [loaded.evidence_root], None)
@@ -138,11 +145,13 @@ async def run_plan(
     urls: Mapping[str, str] | None = None,
     references: ReferenceBook | None = None,
     server_pid: int | None = None,
+    agents: Mapping[str, AgentAccess] | None = None,
     jobs: Jobs = 1,
 ) -> int:
     """Run every planned gate not already in ``writer``'s journal; return how many were skipped.
     With ``references``, a check may have another row's deployment served as its baseline.
-    ``server_pid`` is the process of a URL deployment on this host, when the user names it.
+    ``server_pid`` is the process of a URL deployment on this host, when the user names it;
+    ``agents`` (recipe id -> agent) read the process trees of URL deployments on other hosts.
 
     Recipes whose serve configurations normalize to the same one share one launch; ``jobs``
     launch groups run at once (``auto``: as many as the host holds; see the scheduler). Where
@@ -168,7 +177,8 @@ async def run_plan(
                     if given_devices():
                         tagged = ReferencePool(book, writer, base, urls, tag=group.lead.recipe.id)
                         own = await stack.enter_async_context(tagged)
-                    run = _GroupRun(writer, base, root, command, observe, seed, own, server_pid)
+                    run = _GroupRun(writer, base, root, command, observe, seed, own, server_pid,
+                                    dict(agents or {}))  # fmt: skip
                     await run.group(group.members, group.url)
 
             await run_groups(groups, run_group, jobs=jobs)
@@ -186,6 +196,7 @@ class _GroupRun:
     seed: int
     pool: ReferencePool
     server_pid: int | None
+    agents: Mapping[str, AgentAccess]
 
     async def group(self, members: list[tuple[LoadedRecipe, list[PlannedGate]]],
                     url: str | None) -> None:  # fmt: skip
@@ -239,7 +250,8 @@ class _GroupRun:
             beside = []
             try:
                 async with served(lead, prepared[lead.recipe.id], self.writer, url,
-                                  pid=self.server_pid) as target:  # fmt: skip
+                                  pid=self.server_pid,
+                                  agent=self.agents.get(lead.recipe.id)) as target:  # fmt: skip
                     if side is not None:
                         await side
                     await self._serve(lead, prepared, target, remaining, launched)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psutil
 
+from omniqual.deploy.agent.client import AgentAccess
 from omniqual.deploy.fingerprint import collect_fingerprint
 from omniqual.domain.axes import RowKey, Selector
 from omniqual.domain.matrix import PlannedRow
@@ -19,6 +20,7 @@ from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine import served_identity
+from omniqual.engine.agents import agent_hosts
 from omniqual.engine.campaign import run_plan
 from omniqual.engine.events import Observer, ignore
 from omniqual.engine.gate_runner import check_params
@@ -51,6 +53,7 @@ async def run_single_gate(
     command: Sequence[str],
     observe: Observer = ignore,
     server_pid: int | None = None,
+    agent: AgentAccess | None = None,
 ) -> list[GateResult]:
     project = find_project()
     loaded = load_project_matrix(matrix or project.matrices / DEFAULT_MATRIX)
@@ -59,6 +62,8 @@ async def run_single_gate(
     is_url = target.startswith(("http://", "https://"))
     if server_pid is not None:
         check_server_pid(server_pid, is_url=is_url)
+    if agent is not None:
+        check_agent(agent, is_url=is_url, server_pid=server_pid)
     if is_url:
         recipe = LoadedRecipe(
             LaunchRecipe(id="given-url", description="a deployment given by URL",
@@ -85,7 +90,8 @@ async def run_single_gate(
     policy = {str(row.key): row.spec.restart_policy for row in selected}
     items = [PlannedGate(gate, key, policy[str(key)]) for key in rows]
     return await _run_items(loaded, recipes, recipe, items, evidence_root=evidence_root,
-                            command=command, observe=observe, server_pid=server_pid)  # fmt: skip
+                            command=command, observe=observe, server_pid=server_pid,
+                            agent=agent)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,15 +190,21 @@ def _known_gate(loaded: ProjectMatrix, gate_id: str) -> LoadedGate:
 async def _run_items(
     loaded: ProjectMatrix, recipes: RecipeBook, recipe: LoadedRecipe, items: list[PlannedGate],
     *, evidence_root: Path, command: Sequence[str], observe: Observer, server_pid: int | None,
+    agent: AgentAccess | None = None,
 ) -> list[GateResult]:  # fmt: skip
     on_harness = recipe.recipe.kind is not RecipeKind.URL or server_pid is not None
     host = HARNESS_HOST if on_harness else NOT_VISIBLE
-    environment = collect_fingerprint(target_hosts={recipe.recipe.url or recipe.recipe.id: host})
+    name = recipe.recipe.url or recipe.recipe.id
+    if agent is not None:  # asked before anything runs: a wrong URL or token is a usage error
+        host = (await agent_hosts({name: agent}))[name]
+    environment = collect_fingerprint(target_hosts={name: host})
     writer = RunWriter.create(evidence_root, command=command, environment=environment)
     with writer:
         await run_plan([(recipe, items)], writer, root=loaded.project.root, command=command,
                        observe=observe, references=ReferenceBook.of(loaded, recipes),
-                       server_pid=server_pid)  # fmt: skip
+                       server_pid=server_pid,
+                       agents={recipe.recipe.id: agent} if agent is not None else None,
+                       )  # fmt: skip
         return list(writer.results)
 
 
@@ -259,3 +271,14 @@ def check_server_pid(pid: int, *, is_url: bool) -> None:
                          "a launched recipe's process is known already")  # fmt: skip
     if not psutil.pid_exists(pid):
         raise ValueError(f"--server-pid {pid}: no such process on this host")
+
+
+def check_agent(agent: AgentAccess, *, is_url: bool, server_pid: int | None) -> None:
+    """An agent reads a URL deployment's process tree on its own host: not a launched
+    recipe's (known already), and not beside ``--server-pid`` (one source of readings)."""
+    if not is_url:
+        raise ValueError("--agent observes a deployment given by URL on another host; a "
+                         "launched recipe's process is observed on this host already")  # fmt: skip
+    if server_pid is not None:
+        raise ValueError("--agent and --server-pid both name the server's process: give one "
+                         "(--server-pid on this host, --agent on another)")  # fmt: skip

@@ -18,6 +18,7 @@ from pathlib import Path
 from omniqual.checks.base import LaunchAttempt, TargetInfo
 from omniqual.client.client import OmniClient
 from omniqual.client.errors import ClientError
+from omniqual.deploy.agent.client import AgentAccess
 from omniqual.deploy.embedded.manifest import canonical_json, inventory
 from omniqual.deploy.launcher import launch, placeholder_values, probe_startup, stop
 from omniqual.deploy.serve_config import FILE_FLAGS, flag_name, serve_config_sha256
@@ -210,7 +211,7 @@ class ServedTarget:
 @asynccontextmanager
 async def served(
     loaded: LoadedRecipe, prepared: PreparedModel, writer: RunWriter, url: str | None,
-    role: str = "", pid: int | None = None, tag: str = "",
+    role: str = "", pid: int | None = None, tag: str = "", agent: AgentAccess | None = None,
 ) -> AsyncIterator[ServedTarget]:  # fmt: skip
     """A served target for the block: ``url`` if given, else the recipe launched. ``role``
     (e.g. ``reference``) names a second launch of a recipe apart from the first (state, log);
@@ -223,8 +224,9 @@ async def served(
         identity = await served_identity.identify_deployment(base)
         # Another server answered: nothing of the local recipe's checkpoint or launch applies.
         # ``pid``: the user named the URL server's process on this host, so its CPU time,
-        # memory and temp dir can be watched as for a launched one.
-        info = TargetInfo(url=base, recipe=recipe, label=base, pid=pid)
+        # memory and temp dir can be watched as for a launched one; ``agent``: an omniqual
+        # agent beside it on its own host reads the same for the harness.
+        info = TargetInfo(url=base, recipe=recipe, label=base, pid=pid, agent=agent)
         yield ServedTarget(info, identity.provenance(prepared.provenance), identity)
         return
     stem = "-".join(part for part in (recipe.id, role, tag) if part)

@@ -10,6 +10,8 @@ CALLS: list[tuple[str, str]] = []
 """(gate id, row) of every run, for assertions."""
 TARGET_PIDS: list[int | None] = []
 """The server pid each run was given (None when the harness knows no process)."""
+TARGET_AGENTS: list[str | None] = []
+"""The agent URL each run was given (None: no agent reads the server's process tree)."""
 
 
 class ScriptedParams(CheckParams):
@@ -32,6 +34,7 @@ class ScriptedCheck:
         assert isinstance(params, ScriptedParams)
         CALLS.append((ctx.gate.id, str(ctx.row)))
         TARGET_PIDS.append(ctx.target.pid)
+        TARGET_AGENTS.append(ctx.target.agent.url if ctx.target.agent is not None else None)
         if params.outcome == "raise":
             raise RuntimeError("scripted harness fault")
         if params.raise_timeout:

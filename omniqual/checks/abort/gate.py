@@ -26,10 +26,10 @@ from omniqual.checks.abort.plan import run_cases
 from omniqual.checks.abort.work import WorkBaseline, WorkMeter, boundary_of
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import PATH_OF, endpoint_for, wire_call
+from omniqual.checks.observed import Observed, observed
 from omniqual.checks.soak.phases import solo_request
 from omniqual.checks.soak.resources import absent_signals, gpu_growth, growth_findings
 from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch, points_jsonl
-from omniqual.checks.soak.watch import resolve_watch_dirs as watch_dirs_for
 from omniqual.checks.workload_budget import projected_past_budget
 from omniqual.client import OmniClient
 from omniqual.domain.evidence import Measurement
@@ -53,8 +53,9 @@ class AbortCheck:
         if endpoint is None:
             return CheckOutcome(GateOutcome.SKIPPED, (f"api_mode {api_mode!r} has no HTTP "
                                                       "endpoint to abort on",))  # fmt: skip
-        async with ctx.make_client() as client, ctx.make_client() as side:
-            return await _run(ctx, params, endpoint, client, side)
+        async with (ctx.make_client() as client, ctx.make_client() as side,
+                    observed(ctx.target, params.watch_dirs) as seen):  # fmt: skip
+            return await _run(ctx, params, endpoint, client, side, seen)
 
 
 async def _calibrate(
@@ -126,7 +127,7 @@ def _within(baseline: ResourcePoint, point: ResourcePoint, params: AbortParams) 
 
 
 async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
-               client: OmniClient, side: OmniClient) -> CheckOutcome:  # fmt: skip
+               client: OmniClient, side: OmniClient, seen: Observed) -> CheckOutcome:  # fmt: skip
     health = await side.send_raw("GET", "/health", timeout_s=params.health_timeout_s)
     if health.status != 200:
         return CheckOutcome(GateOutcome.FAILED, (f"before the cases: GET /health {health.status}",))
@@ -139,13 +140,13 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     if too_slow is not None:
         solo = Measurement(name="solo_service", value=round(driver.solo_s, 3), unit="s")
         return CheckOutcome(GateOutcome.INVALID, (too_slow,), measurements=(solo,))
-    dirs = watch_dirs_for(params.watch_dirs, ctx.target.pid, ctx.target.temp_dirs)
-    watch = ResourceWatch(side, pid=ctx.target.pid, watch_dirs=dirs, interval_s=0.5)
+    dirs = seen.watch_dirs
+    watch = ResourceWatch(side, tree=seen.tree, watch_dirs=dirs, interval_s=0.5)
     failures: list[str] = []
     invalid: list[str] = []
     steps = summary.get("steps")
     driver.boundary = boundary_of(ctx.row.get("execution"))
-    driver.meter = WorkMeter(side, ctx.target.pid, params.work_poll_s)
+    driver.meter = WorkMeter(side, seen.tree, params.work_poll_s)
     steps = steps if isinstance(steps, int) else None
     spread = summary.get("solo_spread_s")
     driver.work_base = await _work_baseline(driver, params, steps,
@@ -153,8 +154,8 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     signals = driver.meter.signals()
     if not signals:
         invalid.append("whether cut work kept running could not be measured: /metrics has no "
-                       "vllm_omni:num_requests_running/waiting gauges and the server pid is "
-                       "unknown (no CPU time)")  # fmt: skip
+                       "vllm_omni:num_requests_running/waiting gauges and the server's process "
+                       "tree cannot be read (no pid, no --agent: no CPU time)")  # fmt: skip
     summary["work"] = {"boundary": driver.boundary.value, "signals": signals,
                        "baseline": asdict(driver.work_base),
                        "cuts": driver.work_log}  # filled in as the cuts are judged  # fmt: skip
@@ -197,7 +198,8 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     if not ok:
         failures.append(f"the known-good request after all cases failed: {what}")
     summary.update({"endpoint": endpoint.value, "watch_dirs": [str(d) for d in dirs],
-                    "resource_source": watch.source, "baseline": asdict(baseline),
+                    "resource_source": watch.source, "resource_agent": seen.details or None,
+                    "baseline": asdict(baseline),
                     "after": asdict(after), "known_good_after": what,
                     "cases": [c.result().model_dump(mode="json") for c in cases],
                     "failures": failures, "invalid": invalid})  # fmt: skip

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from omniqual.client import ClientError, OmniClient
-from omniqual.deploy.observer import tree_cpu_seconds
+from omniqual.deploy.observer import TreeReader
 
 RUNNING = "vllm_omni:num_requests_running"
 WAITING = "vllm_omni:num_requests_waiting"
@@ -126,15 +126,16 @@ class WorkBaseline:
 
 
 class WorkMeter:
-    """Reads the work signals of one server: its ``/metrics`` and (pid known) its CPU time."""
+    """Reads the work signals of one server: its ``/metrics`` and (a reader of its process
+    tree known: its pid here, or an agent) its CPU time."""
 
-    def __init__(self, client: OmniClient, pid: int | None, poll_s: float) -> None:
-        self.client, self.pid, self.poll_s = client, pid, poll_s
+    def __init__(self, client: OmniClient, tree: TreeReader | None, poll_s: float) -> None:
+        self.client, self.tree, self.poll_s = client, tree, poll_s
         self.gauges = False  # /metrics carried the running/waiting gauges at least once
         self.cpu = False
 
     def signals(self) -> list[str]:
-        found = ["process-tree CPU time"] if self.cpu else []
+        found = [f"{self.tree.source} CPU time"] if self.cpu and self.tree is not None else []
         return found + ([f"{RUNNING} + {WAITING}"] if self.gauges else [])
 
     async def read(self) -> WorkReading:
@@ -145,7 +146,8 @@ class WorkMeter:
                 values = parse_work_metrics(raw.body.decode("utf-8", "replace"))
         except ClientError:
             values = {}
-        cpu = None if self.pid is None else await asyncio.to_thread(tree_cpu_seconds, self.pid)
+        tree = self.tree
+        cpu = None if tree is None else await asyncio.to_thread(tree.cpu_seconds)
         busy = None
         if RUNNING in values or WAITING in values:
             busy = values.get(RUNNING, 0.0) + values.get(WAITING, 0.0)

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal
 
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import BindingSettings, OmniSend, endpoint_for
+from omniqual.checks.observed import Observed, observed
 from omniqual.checks.soak.judge import Findings, PhaseEvidence, judge_injections, judge_phase
 from omniqual.checks.soak.params import SoakParams
 from omniqual.checks.soak.phases import (
@@ -37,7 +38,7 @@ from omniqual.checks.soak.phases import (
 )
 from omniqual.checks.soak.resources import judge_resources
 from omniqual.checks.soak.series import PhaseRun, soak_series, stage_accounting
-from omniqual.checks.soak.watch import HealthProbe, ResourceWatch, points_jsonl, resolve_watch_dirs
+from omniqual.checks.soak.watch import HealthProbe, ResourceWatch, points_jsonl
 from omniqual.checks.workload_budget import budget_measurement
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.evidence import Artifact, Measurement
@@ -83,14 +84,16 @@ class SoakCheck:
         if endpoint is None:
             return CheckOutcome(GateOutcome.SKIPPED, (f"api_mode {api_mode!r} has no HTTP "
                                                       "endpoint the soak can load",))  # fmt: skip
-        async with ctx.make_client() as client, ctx.make_client() as side:
-            return await _Soak(ctx, params, endpoint, client, side).run()
+        async with (ctx.make_client() as client, ctx.make_client() as side,
+                    observed(ctx.target, params.reliability.watch_dirs) as seen):  # fmt: skip
+            return await _Soak(ctx, params, endpoint, client, side, seen).run()
 
 
 class _Soak:
     def __init__(self, ctx: CheckContext, params: SoakParams, endpoint: EndpointKind,
-                 client: OmniClient, side: OmniClient) -> None:  # fmt: skip
+                 client: OmniClient, side: OmniClient, seen: Observed) -> None:  # fmt: skip
         self.ctx, self.params, self.endpoint, self.side = ctx, params, endpoint, side
+        self.seen = seen
         settings = BindingSettings(request_timeout_s=params.request_timeout_s,
                                    job_timeout_s=params.request_timeout_s)  # fmt: skip
         self.send = OmniSend(client, settings)
@@ -120,12 +123,11 @@ class _Soak:
         if calibration.failures:
             return self._outcome(list(calibration.failures), [], [])
         self.send.bindings = injection_bindings(params, self.endpoint, calibration)
-        dirs = resolve_watch_dirs(
-            params.reliability.watch_dirs, ctx.target.pid, ctx.target.temp_dirs
-        )
-        watch = ResourceWatch(self.side, pid=ctx.target.pid, watch_dirs=dirs,
+        dirs = self.seen.watch_dirs
+        watch = ResourceWatch(self.side, tree=self.seen.tree, watch_dirs=dirs,
                               interval_s=params.reliability.observer_interval_s)  # fmt: skip
         self.summary["resource_source"] = watch.source
+        self.summary["resource_agent"] = self.seen.details or None
         self.summary["watch_dirs"] = [str(d) for d in dirs]
         async with health, watch:
             rate = await self._saturation(calibration)

@@ -29,7 +29,8 @@ def absent_signals(baseline: ResourcePoint, after: ResourcePoint, watch_dirs: Se
                      "judged")  # fmt: skip
     if not watch_dirs:
         found.append(f"{what}: no watch directory (the server's temp dir is unknown, e.g. a URL "
-                     "target; set watch_dirs): temp-file residue cannot be counted")  # fmt: skip
+                     "target; set watch_dirs, or --watch-dir on its agent): temp-file residue "
+                     "cannot be counted")  # fmt: skip
     elif baseline.temp_files is None or after.temp_files is None:
         found.append(f"{what}: a watched directory is missing or unreadable "
                      f"({', '.join(map(str, watch_dirs))}): its files cannot be counted")

@@ -1,8 +1,10 @@
 """Watching a server while the soak and abort gates load it: a resource series and a /health probe.
 
-Resources come from the process tree through ``deploy.observer`` when the server's pid is known
-(PSS where smaps is readable, else RSS; open FDs; files under watched directories). Without a
-pid (a deployment given by URL) the standard Prometheus process gauges of ``/metrics``
+Resources come from the process tree through ``deploy.observer`` when a reader of it is known:
+the server's pid on this host, or an ``omniqual agent`` beside a server on another host (PSS
+where smaps is readable, else RSS; open FDs; files under watched directories; the series names
+its source, ``process-tree`` or ``agent:process-tree``). Without one (a deployment given by
+URL) the standard Prometheus process gauges of ``/metrics``
 (``process_resident_memory_bytes``, ``process_open_fds``) stand in; those cover the API server
 process only, and the series says which source it used. A figure that could not be read stays
 ``None`` (a missing or unreadable watched directory included), so judges can call the signal
@@ -21,10 +23,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
 
-import psutil
-
 from omniqual.client import ClientError, OmniClient
-from omniqual.deploy.observer import ObserverSample, ProcessObserver, count_files, sample_tree
+from omniqual.deploy.observer import ObserverSample, ProcessObserver, TreeReader, count_files
+from omniqual.deploy.process_tree import temp_dir_of
 from omniqual.loadgen.trend import TrendFit, fit_trend
 
 logger = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ MIB = 1024 * 1024
 @dataclass(frozen=True, slots=True)
 class ResourcePoint:
     elapsed_s: float
-    source: str  # "process-tree" or "metrics"
+    source: str  # "process-tree", "agent:process-tree" or "metrics"
     rss_bytes: int | None
     pss_bytes: int | None
     open_fds: int | None
@@ -63,11 +64,8 @@ def resolve_watch_dirs(
         return tuple(Path(d) for d in configured)
     if known:
         return tuple(known)
-    temp: str | None = None
-    if pid is not None:
-        with contextlib.suppress(psutil.Error, OSError):
-            temp = psutil.Process(pid).environ().get("TMPDIR")
-    return (Path(temp),) if temp else ()
+    temp = temp_dir_of(pid) if pid is not None else None
+    return (temp,) if temp is not None else ()
 
 
 def parse_process_gauges(text: str) -> tuple[int | None, int | None]:
@@ -87,21 +85,23 @@ def parse_process_gauges(text: str) -> tuple[int | None, int | None]:
 
 class ResourceWatch:
     """``async with ResourceWatch(...) as watch:`` samples in the background; ``snapshot()``
-    takes one point now; ``points`` is the series so far (elapsed from the watch's start)."""
+    takes one point now; ``points`` is the series so far (elapsed from the watch's start).
+    With a ``tree`` reader the points are its samples (and its watched directories); without
+    one, ``/metrics`` gauges and the files under ``watch_dirs`` on this host."""
 
     def __init__(
         self,
         client: OmniClient,
         *,
-        pid: int | None,
-        watch_dirs: Sequence[Path],
+        tree: TreeReader | None,
+        watch_dirs: Sequence[Path] = (),
         interval_s: float = 1.0,
     ) -> None:
         self.client = client
-        self.pid = pid
-        self.watch_dirs = tuple(watch_dirs)
+        self.tree = tree
+        self.watch_dirs = tree.watch_dirs if tree is not None else tuple(watch_dirs)
         self.interval_s = interval_s
-        self.source = "process-tree" if pid is not None else "metrics"
+        self.source = tree.source if tree is not None else "metrics"
         self._t0 = time.time()
         self._observer: ProcessObserver | None = None
         self._task: asyncio.Task[None] | None = None
@@ -120,10 +120,8 @@ class ResourceWatch:
 
     async def __aenter__(self) -> "ResourceWatch":
         self._t0 = time.time()
-        if self.pid is not None:
-            self._observer = ProcessObserver(
-                self.pid, interval_s=self.interval_s, watch_dirs=self.watch_dirs
-            )
+        if self.tree is not None:
+            self._observer = ProcessObserver.of(self.tree, interval_s=self.interval_s)
             await asyncio.to_thread(self._observer.start)
         else:
             self._task = asyncio.create_task(self._scrape_loop())
@@ -143,8 +141,9 @@ class ResourceWatch:
     async def snapshot(self) -> ResourcePoint:
         if self._observer is not None:
             return self._from_sample(await asyncio.to_thread(self._observer.sample_now))
-        if self.pid is not None:
-            sample = await asyncio.to_thread(sample_tree, self.pid, watch_dirs=self.watch_dirs)
+        if self.tree is not None:
+            tree = self.tree
+            sample = await asyncio.to_thread(tree.sample, time.monotonic())
             return self._from_sample(sample)
         return await self._scrape()
 

@@ -117,7 +117,8 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     @asynccontextmanager
     async def served(loaded: Any, prepared: Any, writer: Any, url: Any,
-                     role: str = "", pid: Any = None) -> AsyncIterator[ServedTarget]:  # fmt: skip
+                     role: str = "", pid: Any = None,
+                     agent: Any = None) -> AsyncIterator[ServedTarget]:  # fmt: skip
         recipe = loaded.recipe
         seen["envs"][recipe.id] = host_share.launch_env()
         for _ in range(3):

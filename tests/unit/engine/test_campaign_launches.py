@@ -68,7 +68,8 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     @asynccontextmanager
     async def served(loaded: Any, prepared: Any, writer: Any, url: Any,
-                     role: str = "", pid: Any = None) -> AsyncIterator[ServedTarget]:  # fmt: skip
+                     role: str = "", pid: Any = None,
+                     agent: Any = None) -> AsyncIterator[ServedTarget]:  # fmt: skip
         started.append(loaded.recipe.id)
         handle = timing.launch_started(loaded.recipe.id, "target")
         ORDER.append(f"launch:{loaded.recipe.id}")

@@ -37,7 +37,8 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     @asynccontextmanager
     async def served(loaded: Any, prepared: Any, writer: Any, url: Any,
-                     role: str = "", pid: Any = None) -> AsyncIterator[ServedTarget]:  # fmt: skip
+                     role: str = "", pid: Any = None,
+                     agent: Any = None) -> AsyncIterator[ServedTarget]:  # fmt: skip
         started.append(loaded.recipe.id)
         info = TargetInfo(url=f"http://127.0.0.1:9/{len(started)}", recipe=loaded.recipe)
         yield ServedTarget(info, Provenance(model="m"))

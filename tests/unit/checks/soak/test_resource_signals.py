@@ -48,7 +48,8 @@ def test_every_absent_signal_is_named() -> None:
     assert [r.split(":")[1].strip() for r in reasons] == [
         "no memory figure (source metrics)",
         "no open-FD figure (source metrics)",
-        "no watch directory (the server's temp dir is unknown, e.g. a URL target; set watch_dirs)",
+        "no watch directory (the server's temp dir is unknown, e.g. a URL target; set watch_dirs, "
+        "or --watch-dir on its agent)",
         "NVML is unavailable on a GPU row (hardware gpu-a100)",
     ]
     assert absent_signals(point(0), point(1), (Path("/tmp"),), "cpu-x86_64-2core-avx2", "x") == []

@@ -1,0 +1,43 @@
+"""The ``--agent`` options: a token is required, and a campaign's agent names its target."""
+
+from pathlib import Path
+
+import pytest
+
+from omniqual.cli.agent import agent_access, campaign_agents
+from omniqual.deploy.agent.token import write_token_file
+from omniqual.domain.agent import TOKEN_ENV
+
+TOKEN = "t0ken-t0ken-t0ken-t0ken"
+
+
+@pytest.fixture
+def token_file(tmp_path: Path) -> Path:
+    path = tmp_path / "agent.token"
+    write_token_file(path, TOKEN)
+    return path
+
+
+def test_gate_run_agent_takes_the_file_or_the_environment(
+    token_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    assert agent_access(None, None) is None
+    access = agent_access("http://h:1", token_file)
+    assert access is not None and access.token == TOKEN
+    with pytest.raises(ValueError, match=TOKEN_ENV):
+        agent_access("http://h:1", None)
+    monkeypatch.setenv(TOKEN_ENV, "env-token-0123456789")
+    access = agent_access("http://h:1", None)
+    assert access is not None and access.token == "env-token-0123456789"
+    with pytest.raises(ValueError, match="goes with --agent"):
+        agent_access(None, token_file)
+
+
+def test_a_campaign_agent_names_its_target(token_file: Path) -> None:
+    found = campaign_agents(["sd3=http://a:1", "flux=http://b:2"], token_file, ["flux", "sd3"])
+    assert {k: v.url for k, v in found.items()} == {"sd3": "http://a:1", "flux": "http://b:2"}
+    assert campaign_agents(["http://a:1"], token_file, ["sd3"])["sd3"].url == "http://a:1"
+    with pytest.raises(ValueError, match="RECIPE=URL"):
+        campaign_agents(["http://a:1"], token_file, ["flux", "sd3"])
+    assert campaign_agents([], None, ["sd3"]) == {}
