@@ -18,6 +18,7 @@ BUILTIN: dict[str, str] = {
     "reference_parity": "omniqual.checks.parity.reference:ReferenceParityCheck",
     "offload_sweep": "omniqual.checks.offload_sweep:OffloadSweepCheck",
     "isolation": "omniqual.checks.isolation:IsolationCheck",
+    "perf": "omniqual.checks.perf:PerfCheck",
 }
 
 
