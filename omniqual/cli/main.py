@@ -13,6 +13,7 @@ from omniqual.cli.gate import gate_app, run_command
 from omniqual.cli.matrix import matrix_app
 from omniqual.cli.model import model_app
 from omniqual.cli.orphans import reap_and_report
+from omniqual.cli.perf import perf_app
 from omniqual.cli.reference import reference_app
 from omniqual.cli.report import report_command
 from omniqual.cli.target import target_app
@@ -33,6 +34,7 @@ app.add_typer(ci_app, name="ci")
 app.command("report")(report_command)
 app.command("env")(env_command)
 app.command("bench")(bench_command)
+app.add_typer(perf_app, name="perf")
 
 
 def _version(value: bool) -> None:
