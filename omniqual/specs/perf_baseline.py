@@ -112,7 +112,19 @@ def load_baseline(path: Path) -> PerfBaseline:
 def dump_baseline(baseline: PerfBaseline) -> str:
     data = baseline.model_dump(mode="json")
     head = "# Perf baseline, written by `omniqual perf baseline update`; review diffs as code.\n"
-    return head + yaml.safe_dump(data, sort_keys=False, width=100)
+    return head + yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (the update procedure) as literal blocks."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
 
 
 def baseline_diff(old: PerfBaseline | None, new: PerfBaseline) -> list[str]:

@@ -17,9 +17,10 @@ baseline's own repetitions decides:
 
 Never a flake: a noisy host yields ``invalid``, not a verdict. Any failed request fails the gate
 (errors are findings). No baseline for the row's hardware, serve configuration and work is
-``invalid: no baseline for this hardware/config``; the repetitions are still recorded, so a
-baseline can be set from the result. A pass counts for a row only beside a passed correctness
-gate of the same deployment: the rule table (:mod:`omniqual.domain.rules`) enforces it.
+``invalid: no baseline for this hardware/config``; the repetitions (up to ``max_repetitions``
+within the budget) are still recorded, so a baseline can be set from the result. A pass counts
+for a row only beside a passed correctness gate of the same deployment: the rule table
+(:mod:`omniqual.domain.rules`) enforces it.
 
 Evidence: the raw result JSON (``perf-result.json``, vLLM-Omni field names, the environment
 fingerprint and provenance) and the per-request records of every repetition (JSONL).
@@ -137,7 +138,11 @@ class _Perf:
             if len(measured) < params.min_repetitions:
                 continue
             if lookup is None or lookup.baseline is None:
-                break
+                # Nothing to judge: measure up to the ceiling, so a baseline set from this
+                # result knows its spread from as many repetitions as the budget allows.
+                if len(measured) >= params.max_repetitions or not self._fits(1):
+                    break
+                continue
             comparison = judge(measured, lookup.baseline, params.confidence)
             if comparison.decision is not Decision.UNDECIDED:
                 break
