@@ -264,8 +264,8 @@ def _all_pass(
         elif not item.has_artifacts:
             missing.append(f"{gate}: passed without artifacts")
             ok = False
-        elif links and gate in links and (why := _unlinked(item, links[gate], latest)):
-            missing.append(f"{gate}: {why}")
+        elif links and gate in links and (unlinked := _unlinked(item, links[gate], latest)):
+            missing.append(f"{gate}: {unlinked}")
             ok = False
     return ok
 
