@@ -19,6 +19,7 @@ BUILTIN: dict[str, str] = {
     "offload_sweep": "omniqual.checks.offload_sweep:OffloadSweepCheck",
     "isolation": "omniqual.checks.isolation:IsolationCheck",
     "fault_injection": "omniqual.checks.fault_injection:FaultInjectionCheck",
+    "perf": "omniqual.checks.perf:PerfCheck",
 }
 
 

@@ -14,6 +14,8 @@ from omniqual.cli.gate import gate_app, run_command
 from omniqual.cli.matrix import matrix_app
 from omniqual.cli.model import model_app
 from omniqual.cli.orphans import reap_and_report
+from omniqual.cli.perf import perf_app
+from omniqual.cli.recommend import recommend_command
 from omniqual.cli.reference import reference_app
 from omniqual.cli.report import report_command
 from omniqual.cli.target import target_app
@@ -35,6 +37,8 @@ app.command("report")(report_command)
 app.command("env")(env_command)
 app.command("bench")(bench_command)
 app.command("agent")(agent_command)
+app.add_typer(perf_app, name="perf")
+app.command("recommend")(recommend_command)
 
 
 def _version(value: bool) -> None:

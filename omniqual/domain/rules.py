@@ -32,6 +32,13 @@ the current ones (the hash covers the gate spec and every contract or load mappi
 whose revisions match every revision the target pins. Per gate only the latest usable result
 counts, so a later failure demotes. Results dropped as stale are counted in ``Derivation.stale``.
 
+Linked passes: a measured gate's pass says nothing of a deployment that computes the wrong thing
+fast, so a gate named in ``RowRequirements.linked`` (by default ``perf``, see
+:data:`LINKED_CORRECTNESS`) counts as passed only when one of its correctness gates
+(``reference-parity`` on a baseline row, ``parity`` on a candidate row) has a latest usable
+result that passed, with artifacts, on the same revisions (checkpoint, serve config, served
+identity ...): the same deployment. Otherwise it is a gap, as a missing result is (rows 3-5).
+
 A limitation states only what it limits: a required gate outside the limited ones that has not
 run leaves room for row 5, but one that failed keeps the consequence it has in a row without a
 ``limited`` block (rows 6 and 7 decide).
@@ -59,6 +66,13 @@ def known_revisions(values: Sequence[str | None]) -> Revisions:
     return tuple(None if v in UNKNOWN_VALUES else v for v in values)
 
 
+LINKED_CORRECTNESS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("perf", ("reference-parity", "parity")),
+)
+"""(gate, correctness gates): the gate's pass counts only beside a pass of one of them on the
+same deployment."""
+
+
 @dataclass(frozen=True, slots=True)
 class RowRequirements:
     """What a matrix definition asks of one row."""
@@ -68,6 +82,7 @@ class RowRequirements:
     limited_requires: tuple[str, ...] = ()
     limited_rejection: tuple[str, ...] = ()
     unsupported_by: tuple[str, ...] = ()
+    linked: tuple[tuple[str, tuple[str, ...]], ...] = LINKED_CORRECTNESS
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,9 +227,30 @@ def _usable(
     return _Usable(latest, notes, sum(old_spec.values()) + sum(other_revision.values()))
 
 
+def _unlinked(
+    item: EvidenceItem, correctness: tuple[str, ...], latest: Mapping[str, EvidenceItem]
+) -> str | None:
+    """Why ``item``'s pass does not count beside its correctness gates, or None when one of
+    them passed (with artifacts) on the same revisions."""
+    seen: list[str] = []
+    for gate in correctness:
+        other = latest.get(gate)
+        if other is None:
+            seen.append(f"{gate} has no usable result")
+        elif other.outcome is not GateOutcome.PASSED or not other.has_artifacts:
+            seen.append(f"{gate} did not pass")
+        elif other.revisions != item.revisions:
+            seen.append(f"{gate} passed on another deployment")
+        else:
+            return None
+    return ("passed, but a measured pass counts only beside a passed correctness gate of the "
+            f"same deployment: {'; '.join(seen)}")  # fmt: skip
+
+
 def _all_pass(
-    gates: tuple[str, ...], latest: Mapping[str, EvidenceItem], missing: list[str]
-) -> bool:
+    gates: tuple[str, ...], latest: Mapping[str, EvidenceItem], missing: list[str],
+    links: Mapping[str, tuple[str, ...]] | None = None,
+) -> bool:  # fmt: skip
     ok = bool(gates)
     for gate in gates:
         item = latest.get(gate)
@@ -227,6 +263,9 @@ def _all_pass(
             ok = False
         elif not item.has_artifacts:
             missing.append(f"{gate}: passed without artifacts")
+            ok = False
+        elif links and gate in links and (unlinked := _unlinked(item, links[gate], latest)):
+            missing.append(f"{gate}: {unlinked}")
             ok = False
     return ok
 
@@ -309,14 +348,15 @@ def derive_state(
         supporting = tuple(i.result_id for i in behind)
         return Derivation(state, (*head, *notes), supporting, stale, limitation)
 
+    links = dict(requirements.linked)
     gaps_validated: list[str] = []
-    validated = _all_pass(requirements.requires, latest, gaps_validated)
+    validated = _all_pass(requirements.requires, latest, gaps_validated, links)
     gaps_unsupported: list[str] = []
     unsupported = _all_pass(requirements.unsupported_by, latest, gaps_unsupported)
     gaps_limited: list[str] = []
     limited_gates = requirements.limited_requires + requirements.limited_rejection
     limited = bool(requirements.limitation) and (
-        _all_pass(requirements.limited_requires, latest, gaps_limited)
+        _all_pass(requirements.limited_requires, latest, gaps_limited, links)
         & _all_pass(requirements.limited_rejection, latest, gaps_limited)
     )
     uncovered = _failed_outside(requirements.requires, limited_gates, latest)

@@ -33,6 +33,7 @@ from omniqual.checks.load_binding import WireCall, endpoint_for, wire_call
 from omniqual.checks.soak.phases import solo_request
 from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch, resolve_watch_dirs
 from omniqual.deploy.fault_control import FaultChannel
+from omniqual.deploy.observer import LocalTree
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.fault_injection import FaultEvent, FaultMode
 from omniqual.domain.outcomes import GateOutcome
@@ -119,7 +120,8 @@ class _Run:
                 return False
             dirs = resolve_watch_dirs(p.watch_dirs, served.pid,
                                       () if self.url else (self.temp / f"tmp{self.launches}",))
-            async with ResourceWatch(side, pid=served.pid, watch_dirs=dirs,
+            tree = None if served.pid is None else LocalTree(served.pid, watch_dirs=dirs)
+            async with ResourceWatch(side, tree=tree, watch_dirs=dirs,
                                      interval_s=0.5) as watch:  # fmt: skip
                 while pending:
                     budget = self.ctx.gate.budget_s

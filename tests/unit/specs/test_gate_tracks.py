@@ -22,6 +22,7 @@ EXPECTED = {
     "parity": Track.ACCURACY,
     "offload-sweep": Track.PERFORMANCE,
     "offload-sweep-gpu": Track.PERFORMANCE,
+    "perf": Track.PERFORMANCE,
     "abort": Track.RELIABILITY,
     "soak": Track.RELIABILITY,
     "soak-long": Track.RELIABILITY,

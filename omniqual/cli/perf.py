@@ -1,0 +1,64 @@
+"""``omniqual perf``: owned perf baselines and vLLM-Omni perf configs.
+
+``perf baseline update`` writes a row's baseline from a recorded perf result and prints the
+diff against the file it replaces (exit 0); it refuses (exit 2) to replace a baseline of another
+serve configuration. ``perf params`` turns one case of a vLLM-Omni perf config JSON into the
+perf gate's ``params`` block (the gate also reads such a file itself: ``vllm_omni_config``).
+"""
+
+from pathlib import Path
+
+import typer
+import yaml
+
+from omniqual.cli.exits import user_errors
+
+perf_app = typer.Typer(no_args_is_help=True, help="Perf baselines and vLLM-Omni perf configs.")
+baseline_app = typer.Typer(no_args_is_help=True, help="Owned perf baselines.")
+perf_app.add_typer(baseline_app, name="baseline")
+
+
+@baseline_app.command("update")
+@user_errors
+def update_command(
+    from_run: Path = typer.Option(..., "--from", help="A run directory with a perf result."),
+    row: str = typer.Option(..., "--row", help="Row selector naming exactly one row."),
+    owner: str = typer.Option(None, "--owner", help="Who owns the baseline (default: kept)."),
+    baselines: Path = typer.Option(
+        None, "--baselines", help="Baseline directory (default: gates/perf-baselines)."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff, write nothing."),
+) -> None:
+    """Set a row's perf baseline from a recorded perf result; print the diff for review."""
+    from omniqual.domain.axes import Selector
+    from omniqual.engine.perf_baseline import latest_perf_result, plan_update
+    from omniqual.specs.project import find_project
+
+    directory = baselines or find_project().root / "gates" / "perf-baselines"
+    result = latest_perf_result(from_run, Selector.parse(row))
+    update = plan_update(result, directory, owner)
+    verb = "would write" if dry_run else ("updated" if update.old else "created")
+    typer.echo(f"{verb} {update.path}")
+    for line in update.diff:
+        typer.echo(f"  {line}")
+    if not dry_run:
+        update.write()
+
+
+@perf_app.command("params")
+@user_errors
+def params_command(
+    vllm_omni_config: Path = typer.Option(..., "--vllm-omni-config", help="A perf config JSON."),
+    case: str = typer.Option(None, "--case", help="test_name/benchmark name (default: first)."),
+) -> None:
+    """Print the perf gate params for one case of a vLLM-Omni perf config (YAML)."""
+    from omniqual.checks.perf.params import PerfParams
+    from omniqual.checks.perf.upstream import params_from_case
+    from omniqual.specs.vllm_omni_perf import load_perf_config, select_case
+
+    test, chosen = select_case(load_perf_config(vllm_omni_config), case)
+    params = params_from_case(PerfParams(), chosen)
+    data = params.model_dump(mode="json", exclude_defaults=True)
+    typer.echo(f"# from {vllm_omni_config}: {test.test_name}/{chosen.name}; serve args "
+               f"{test.server_params.serve_args} belong in the row's launch recipe")  # fmt: skip
+    typer.echo(yaml.safe_dump({"params": data}, sort_keys=False).rstrip())

@@ -1,0 +1,52 @@
+"""``omniqual recommend``: the row to deploy for an objective (latency, throughput, memory),
+chosen among rows whose recorded evidence passed correctness, isolation, abort/error cleanup and
+soak, with the results behind it; the most memory-constrained passing row named on its own; and
+every row that is not eligible, with why. Exit 0 with a recommendation, 1 without one."""
+
+from pathlib import Path
+
+import typer
+
+from omniqual.cli.exits import user_errors
+
+
+def _show(label: str, candidate: object) -> None:
+    from omniqual.compile.recommend import Candidate
+
+    assert isinstance(candidate, Candidate)
+    f = candidate.figure
+    typer.echo(f"{label}: {candidate.row}")
+    typer.echo(f"  recipe: {candidate.recipe or '(none)'}")
+    typer.echo(f"  {f.source} = {f.value:.4g} {f.unit} (result {f.result_id})")
+    for ref in candidate.evidence:
+        typer.echo(f"  evidence: {ref}")
+
+
+@user_errors
+def recommend_command(
+    matrix: Path = typer.Argument(..., help="A matrix definition (matrices/*.yaml)."),
+    evidence: list[Path] = typer.Option(..., "--evidence", help="Run directories or roots."),
+    objective: str = typer.Option("latency", "--objective", help="latency|throughput|memory"),
+) -> None:
+    """Recommend a row for an objective from recorded evidence."""
+    from omniqual.compile.recommend import Objective, facts_from_results, recommend
+    from omniqual.evidence.run_reader import find_runs, read_run
+    from omniqual.specs.matrix import load_matrix
+
+    goal = Objective(objective)
+    loaded = load_matrix(matrix)
+    rows = {str(r.key): (r.spec.recipe, r.spec.requires) for r in loaded.rows}
+    located = [(result, f"{run_dir}#{result.result_id}") for run_dir in find_runs(evidence)
+               for result in read_run(run_dir).results]  # fmt: skip
+    chosen = recommend(facts_from_results(located, rows), goal)
+    typer.echo(f"objective: {goal.value} ({len(chosen.ranked)} eligible of {len(rows)} rows)")
+    if chosen.best is not None:
+        _show("best", chosen.best)
+    else:
+        typer.echo("best: none (no row is eligible)")
+    if chosen.memory_constrained is not None:
+        _show("most memory-constrained passing row", chosen.memory_constrained)
+    for gone in chosen.not_eligible:
+        typer.echo(f"not eligible: {gone.row}: {'; '.join(gone.why)}")
+    if chosen.best is None:
+        raise typer.Exit(1)

@@ -1,0 +1,154 @@
+"""Perf baselines: owned files that say what one row's performance is on one hardware class and
+one serve configuration, what change is tolerated, who owns it and the evidence it was set from.
+
+One file per (row, hardware): ``<baselines dir>/<row slug>__<hardware>.yaml``. The perf gate
+reads it to judge a row; ``omniqual perf baseline update`` writes it from a recorded perf result.
+A baseline judges only the row, hardware, serve configuration and workload it was set on.
+"""
+
+import hashlib
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from omniqual.domain.axes import RowKey
+from omniqual.specs.source import load_spec
+
+BASELINE_SCHEMA_VERSION: Literal[1] = 1
+
+UPDATE_PROCEDURE = """\
+Run the perf gate on this row on the stated hardware (nothing else measuring on the host), check
+that the row's correctness gate passed on the same deployment, then
+`omniqual perf baseline update --from RUN_DIR --row SELECTOR --owner NAME`. Review the printed
+diff (means, spreads, serve configuration) and commit the file with the reason in the message.
+A changed serve configuration or hardware is a new baseline file, never an overwrite."""
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServeIdentity(_Block):
+    """The deployment the baseline was measured on; another one is never judged by it."""
+
+    recipe: str | None = None
+    serve_config_sha256: str | None = None
+    checkpoint_sha256: str | None = None
+    vllm_omni_version: str | None = None
+
+    def mismatch(self, other: "ServeIdentity") -> str | None:
+        """The first known identity field that differs, as ``field: baseline X, run Y``."""
+        for name in ("serve_config_sha256", "checkpoint_sha256"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine is not None and mine != theirs:
+                return f"{name}: baseline {mine[:12]}, this run {str(theirs)[:12]}"
+        return None
+
+
+class BaselineEvidence(_Block):
+    """The perf result the baseline was set from, with every measured repetition."""
+
+    run_id: str
+    result_id: str
+    set_at: datetime
+    repetitions: tuple[float, ...] = Field(min_length=2)
+    mean: float
+    stdev: float = Field(ge=0)
+
+
+class PerfBaseline(_Block):
+    schema_version: Literal[1] = BASELINE_SCHEMA_VERSION
+    row: str = Field(description="The exact row key (canonical form).")
+    hardware: str = Field(min_length=1)
+    gate: str = "perf"
+    metric: str = Field(min_length=1, description="A per-repetition metric of the perf gate.")
+    unit: str = "s"
+    direction: Literal["lower", "higher"] = Field(description="Which way is better.")
+    threshold: float = Field(gt=0, lt=1, description="Tolerated relative change, e.g. 0.10.")
+    owner: str = Field(min_length=1)
+    serve: ServeIdentity
+    workload_sha256: str = Field(pattern=r"^[0-9a-f]{64}$",
+                                 description="The gate's fixed work the values belong to.")
+    evidence: BaselineEvidence
+    update_procedure: str = UPDATE_PROCEDURE
+
+    @model_validator(mode="after")
+    def _mean_is_of_the_repetitions(self) -> "PerfBaseline":
+        values = self.evidence.repetitions
+        mean = sum(values) / len(values)
+        if abs(mean - self.evidence.mean) > 1e-6 * max(1.0, abs(mean)):
+            raise ValueError(f"evidence.mean {self.evidence.mean} is not the mean of its "
+                             f"repetitions ({mean})")  # fmt: skip
+        if self.evidence.mean <= 0:
+            raise ValueError("evidence.mean must be positive")
+        if self.serve.serve_config_sha256 is None and self.serve.checkpoint_sha256 is None:
+            raise ValueError("serve names no serve_config_sha256 or checkpoint_sha256: a "
+                             "baseline must say which deployment it judges")
+        return self
+
+
+def row_slug(row: RowKey) -> str:
+    """A readable, unique file-name stem for a row (hardware is named separately)."""
+    rest = ";".join(f"{k}={v}" for k, v in row.items if k != "hardware")
+    readable = "-".join(v for v in (row.get("model"), row.get("api_mode"), row.get("execution"))
+                        if v)  # fmt: skip
+    readable = re.sub(r"[^a-z0-9.-]+", "-", readable.lower()).strip("-") or "row"
+    return f"{readable}.{hashlib.sha256(rest.encode()).hexdigest()[:8]}"
+
+
+def baseline_path(directory: Path, row: RowKey, hardware: str) -> Path:
+    return directory / f"{row_slug(row)}__{hardware}.yaml"
+
+
+def load_baseline(path: Path) -> PerfBaseline:
+    """Read and validate one baseline file (SpecError with file:line: field: message)."""
+    return load_spec(path, PerfBaseline)[0]
+
+
+def dump_baseline(baseline: PerfBaseline) -> str:
+    data = baseline.model_dump(mode="json")
+    head = "# Perf baseline, written by `omniqual perf baseline update`; review diffs as code.\n"
+    return head + yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (the update procedure) as literal blocks."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
+def baseline_diff(old: PerfBaseline | None, new: PerfBaseline) -> list[str]:
+    """What changes for a reviewer: one line per changed field (all of them for a new file)."""
+    if old is None:
+        ev = new.evidence
+        return [f"new baseline: {new.metric} mean {ev.mean:.4g} {new.unit} "
+                f"(stdev {ev.stdev:.3g}, {len(ev.repetitions)} repetitions), threshold "
+                f"{new.threshold:.0%}, owner {new.owner}"]  # fmt: skip
+    lines: list[str] = []
+    before, after = _flat(old.model_dump(mode="json")), _flat(new.model_dump(mode="json"))
+    for key in sorted(set(before) | set(after)):
+        if before.get(key) != after.get(key):
+            lines.append(f"{key}: {before.get(key)!r} -> {after.get(key)!r}")
+    mean_change = (new.evidence.mean - old.evidence.mean) / old.evidence.mean
+    lines.append(f"mean {old.evidence.mean:.4g} -> {new.evidence.mean:.4g} {new.unit} "
+                 f"({mean_change:+.1%})")  # fmt: skip
+    return lines
+
+
+def _flat(data: object, prefix: str = "") -> dict[str, object]:
+    if isinstance(data, dict):
+        out: dict[str, object] = {}
+        for key, value in data.items():
+            out.update(_flat(value, f"{prefix}{key}."))
+        return out
+    return {prefix.rstrip("."): data}

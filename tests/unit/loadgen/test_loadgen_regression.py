@@ -1,0 +1,54 @@
+"""The regression rule: a Welch interval on the relative change of two means, read against a
+relative threshold in the metric's bad direction."""
+
+import pytest
+
+from omniqual.loadgen.regression import Decision, Direction, Spread, compare, welch_df
+
+BASE = Spread.of([1.00, 1.02, 0.98])
+
+
+def decide(values: list[float], direction: Direction = Direction.LOWER) -> Decision:
+    return compare(Spread.of(values), BASE, threshold=0.10, direction=direction,
+                   confidence=0.95).decision  # fmt: skip
+
+
+def test_interval_matches_a_hand_computed_welch_interval() -> None:
+    # Equal n=3 and equal sd 0.02: se = sqrt(2 * 0.02**2 / 3), df = 4, t(0.975, 4) = 2.7764.
+    c = compare(Spread.of([1.20, 1.22, 1.18]), BASE, threshold=0.10, direction=Direction.LOWER,
+                confidence=0.95)  # fmt: skip
+    half = 2.7764451 * (2 * 0.02**2 / 3) ** 0.5
+    assert c.df == 4
+    assert c.change == pytest.approx(0.20)
+    assert (c.low, c.high) == pytest.approx((0.20 - half, 0.20 + half), abs=1e-6)
+
+
+def test_whole_interval_beyond_the_threshold_regressed() -> None:
+    assert decide([1.20, 1.22, 1.18]) is Decision.REGRESSED
+
+
+def test_whole_interval_inside_the_threshold_is_within() -> None:
+    assert decide([1.03, 1.01, 1.05]) is Decision.WITHIN
+    assert decide([0.70, 0.71, 0.69]) is Decision.WITHIN  # faster is never a regression
+
+
+def test_straddling_the_threshold_is_undecided() -> None:
+    assert decide([0.95, 1.30, 1.10]) is Decision.UNDECIDED
+
+
+def test_higher_is_better_flips_the_bad_direction() -> None:
+    assert decide([0.80, 0.81, 0.79], Direction.HIGHER) is Decision.REGRESSED
+    assert decide([1.20, 1.22, 1.18], Direction.HIGHER) is Decision.WITHIN
+
+
+def test_no_spread_on_either_side_is_a_point_interval() -> None:
+    flat = Spread.of([1.0, 1.0])
+    assert welch_df(flat, flat) is None
+    c = compare(Spread.of([1.2, 1.2]), flat, threshold=0.1, direction=Direction.LOWER,
+                confidence=0.95)  # fmt: skip
+    assert c.low == c.high == pytest.approx(0.2) and c.decision is Decision.REGRESSED
+
+
+def test_a_spread_needs_two_values() -> None:
+    with pytest.raises(ValueError):
+        Spread.of([1.0])
