@@ -29,6 +29,7 @@ from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
 pytestmark = pytest.mark.usefixtures("worked_priors")
 
 ROW = "model=m;task=t2i"
+LABEL = "model=m"  # the plan has one row: the model alone names it
 URL = "http://127.0.0.1:8000"
 LONG_REASON = "case 3: " + "width 1024 was accepted\n  and served; " * 20
 
@@ -80,12 +81,12 @@ RUN: list[tuple[float, EngineEvent]] = [
 CUT = " ".join(LONG_REASON.split())[:159] + "…"  # the first reason, on one line, 160 characters
 LINES = [
     "[00:00] plan: 3 gates, 1 launch (2 already recorded); ~17:30 left (estimating)",
-    f"[00:00] already recorded: abort on {ROW}",
+    f"[00:00] already recorded: abort on {LABEL}",
     "[00:02] launch live: starting",
     f"[00:44] launch live: ready at {URL} after 41.5 s; ~15:30 left",
-    f"[00:45] gate api-contract on {ROW}: started (1/3)",
-    f"[01:15] gate api-contract on {ROW}: failed in 30.0 s (1/3 done, ~11:30 left) - {CUT}",
-    f"[01:16] launch live: stopped answering after api-contract on {ROW}; relaunching",
+    f"[00:45] gate api-contract on {LABEL}: started (1/3)",
+    f"[01:15] gate api-contract on {LABEL}: failed in 30.0 s (1/3 done, ~11:30 left) - {CUT}",
+    f"[01:16] launch live: stopped answering after api-contract on {LABEL}; relaunching",
 ]
 
 

@@ -21,6 +21,7 @@ from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
 pytestmark = pytest.mark.usefixtures("worked_priors")
 
 ROW = "model=m;task=t2i"
+LABEL = "model=m"  # the plan has one row: the model alone names it
 
 
 class Clock:
@@ -55,9 +56,9 @@ def test_a_minute_without_a_line_says_which_gate_runs_for_how_long_and_the_time_
     clock.now = 140.0
     assert observer.heartbeat.check()
     assert log.getvalue().splitlines()[-2:] == [
-        f"[01:20] still running: gate soak on {ROW} for 01:00 (phase 2: 40/100 requests); "
+        f"[01:20] still running: gate soak on {LABEL} for 01:00 (phase 2: 40/100 requests); "
         "~10:30 left (estimating)",
-        f"[02:20] still running: gate soak on {ROW} for 02:00 (phase 2: 40/100 requests); "
+        f"[02:20] still running: gate soak on {LABEL} for 02:00 (phase 2: 40/100 requests); "
         "~09:30 left (estimating)",
     ]
 
@@ -119,3 +120,17 @@ def test_the_observer_owns_its_heartbeat_for_a_log_only() -> None:
                                    heartbeat_s=0.01)  # fmt: skip
     with on_terminals:
         assert on_terminals.heartbeat._thread is None  # the bars show elapsed time themselves
+
+
+def test_row_labels_keep_the_model_and_the_axes_that_tell_rows_apart() -> None:
+    from omniqual.cli.plain import row_labels
+
+    a = "model=sd3;task=t2i;quantization=none;hardware=cpu"
+    b = "model=sd3;task=t2i;quantization=fp8;hardware=cpu"
+    c = "model=wan;task=t2v;quantization=none;hardware=cpu"
+    assert row_labels([a, b, c]) == {
+        a: "model=sd3,task=t2i,quantization=none",
+        b: "model=sd3,task=t2i,quantization=fp8",
+        c: "model=wan,task=t2v,quantization=none",
+    }
+    assert row_labels([a]) == {a: "model=sd3"}
