@@ -8,7 +8,8 @@
 - A cancelled job (a hang: the client's deadline; ``late-after-cancel``) must be gone (404) or
   end ``cancelled``/``failed`` after the DELETE, never ``completed``, its content never served.
 - Peer jobs: each completed with content, or failed with a stated error; the line says which.
-  Where the fault stays inside one job, a peer that fails was taken down by another's fault.
+  Where the fault stays inside one job, a peer that fails was taken down by another's fault;
+  where it ends the worker, a server that stops answering while a peer is followed is stated.
 - The listing after the case shows no job of the case queued or in progress (a leaked job).
 """
 
@@ -99,6 +100,13 @@ def judge_peer_jobs(case: FaultCase, peers: list[JobSeen], verdict: Verdict) -> 
             verdict.failures.append(f"a peer job did not complete ({peer.text()}) from another "
                                     f"job's {case.stage.value} fault: a request-level fault must "
                                     "not take its peers down")  # fmt: skip
+        elif peer.job_id is None:
+            seen = peer.create
+            if seen.kind == "answer" and not (seen.enveloped and (seen.status or 0) >= 400):
+                verdict.failures.append(f"a peer job was refused without a stated error "
+                                        f"({seen.text()})")  # fmt: skip
+        elif peer.lost:
+            continue  # the worker's end took the server down while the job was followed
         elif peer.last in UNFINISHED:
             verdict.failures.append(f"a peer job stayed {peer.last} (a leaked job)")
         elif peer.last == "failed" and not peer.error:
