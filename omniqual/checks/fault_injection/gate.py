@@ -4,9 +4,10 @@ the row's restart policy, and the resources it kept.
 
 The server carries the in-server injector (``serving``): a launched target is launched again
 with it, and launched once more after a case that ended it. Before any fault a known-good
-request (fixed seed) is answered twice: its output bytes are what every recovery must give
-again. Each case's evidence is a ``CaseResult``, a per-case summary in
-``effective["fault_injection"]`` and the injector's own record lines (stored as an artifact).
+request (fixed seed) is answered twice: its output bytes (on a videos-async row, a known-good
+job's content) are what every recovery must give again. Each case's evidence is a
+``CaseResult``, a per-case summary in ``effective["fault_injection"]`` and the injector's own
+record lines (stored as an artifact). A videos-async row runs its cases as jobs (``jobs``).
 """
 
 import asyncio
