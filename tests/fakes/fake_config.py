@@ -73,6 +73,8 @@ class FakeFaults(BaseModel):
     hangs_after_fault: bool = False  # after a fault /health blocks (hang_s): never comes back
     fault_fails_peers: bool = False  # a fault fails every request arriving soon after it
     leaks_state_after_fault: bool = False  # after each fault images come out of another seed
+    faulted_job_stuck: bool = False  # the faulted async job stays in_progress forever
+    faulted_job_listed_unfinished: bool = False  # it fails, but the listing shows it in_progress
 
 
 class FakeInjection(BaseModel):

@@ -46,6 +46,9 @@ class FakeJob:
     reported_completed: bool = False
     cancel_ignored: bool = False  # a DELETE was answered OK but the job kept running
     uncounted: bool = False  # its execution never reaches the execution count
+    held_until: float = 0.0  # fake clock: in progress until then (an injected hang)
+    stuck: bool = False  # in progress forever (a leaked faulted job)
+    listed_as: str | None = None  # the job listing shows this status instead of its own
 
 
 @dataclass

@@ -72,7 +72,7 @@ class FakeOmni(FakeCore):
                 return videos.list_videos(self, request)
             if method == "POST" and path in _POSTS:
                 self._check_payload(request)
-                injected = self._injector().before(f"{method} {path}") if (
+                injected = self._injector().before(f"{method} {path}", request) if (
                     self.config.injector is not None) else None  # fmt: skip
                 if injected is not None:
                     return injected

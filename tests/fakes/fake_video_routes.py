@@ -104,7 +104,26 @@ def create_video(core: FakeCore, request: httpx.Request) -> Reply:
     return core.ok_json(job_json(core, job, "queued"), "POST /v1/videos")
 
 
+def faulted_job(core: FakeCore, request: httpx.Request, case_id: str, mode: str,
+                hang_s: float) -> Reply:  # fmt: skip
+    """``POST /v1/videos`` into an armed fault: the job is accepted, then fails as vLLM-Omni
+    fails a job whose generation raised (after holding ``hang_s`` for a hang or a late fault),
+    unless a scripted ``FakeFaults`` misbehaviour says otherwise."""
+    faults = core.config.faults
+    params = parse_video(core, core.form(request))
+    message = None if faults.fault_answered_ok else f"omniqual injected fault: {case_id}"
+    job = _new_job(core, params, failed=message)
+    if mode in ("hang", "late"):
+        job.held_until = core.clock() + hang_s
+    job.stuck = faults.faulted_job_stuck
+    if faults.faulted_job_listed_unfinished:
+        job.listed_as = "in_progress"
+    return core.ok_json(job_json(core, job, "queued"), "POST /v1/videos")
+
+
 def job_status(core: FakeCore, job: FakeJob) -> str:
+    if job.stuck or core.clock() < job.held_until:
+        return "in_progress"
     if job.failed_message is not None:
         return "failed"
     age = core.clock() - job.created_at
@@ -247,7 +266,7 @@ def list_videos(core: FakeCore, request: httpx.Request) -> Reply:
         ids = [j.id for j in jobs]
         jobs = jobs[ids.index(after) + 1 :] if after in ids else []
     page = jobs[: max(limit, 0)]
-    data = [job_json(core, job, job_status(core, job)) for job in page]
+    data = [job_json(core, job, job.listed_as or job_status(core, job)) for job in page]
     body = {
         "object": "list",
         "data": data,

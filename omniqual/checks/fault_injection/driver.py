@@ -124,13 +124,7 @@ class CaseDriver:
         peers = [asyncio.create_task(self.send(self.fresh(), p.request_timeout_s))
                  for _ in range(p.peers)]  # fmt: skip
         if case.sigkill:
-            fired = await self.wait_fired(arm, p.error_deadline_s)
-            if fired is not None:
-                try:
-                    os.kill(fired.pid, signal.SIGKILL)
-                    actions.append(f"SIGKILL sent to pid {fired.pid} (held in {fired.where})")
-                except OSError as exc:
-                    actions.append(f"SIGKILL of pid {fired.pid} failed: {exc.strerror}")
+            actions += await self.kill_held(arm)
         seen = await faulted
         return seen, list(await asyncio.gather(*peers)), actions
 
@@ -147,12 +141,28 @@ class CaseDriver:
             return Seen("answer", out.elapsed_s, out.status)
         return Seen("cut", out.elapsed_s, detail=f"client disconnected at {after_s:.2f} s")
 
+    async def kill_held(self, arm: FaultArm) -> list[str]:
+        """SIGKILL the worker the fault holds (its pid is the injector's record)."""
+        fired = await self.wait_fired(arm, self.params.error_deadline_s)
+        if fired is None:
+            return []
+        try:
+            os.kill(fired.pid, signal.SIGKILL)
+        except OSError as exc:
+            return [f"SIGKILL of pid {fired.pid} failed: {exc.strerror}"]
+        return [f"SIGKILL sent to pid {fired.pid} (held in {fired.where})"]
+
+    def fired(self, arm: FaultArm) -> FaultRecord | None:
+        for record in self.served.channel.of_arm(arm.arm_id):
+            if record.event is FaultEvent.FIRED:
+                return record
+        return None
+
     async def wait_fired(self, arm: FaultArm, within_s: float) -> FaultRecord | None:
         deadline = time.monotonic() + within_s
         while time.monotonic() < deadline:
-            for record in self.served.channel.of_arm(arm.arm_id):
-                if record.event is FaultEvent.FIRED:
-                    return record
+            if (record := self.fired(arm)) is not None:
+                return record
             await asyncio.sleep(0.05)
         return None
 

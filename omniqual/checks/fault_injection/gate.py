@@ -4,9 +4,10 @@ the row's restart policy, and the resources it kept.
 
 The server carries the in-server injector (``serving``): a launched target is launched again
 with it, and launched once more after a case that ended it. Before any fault a known-good
-request (fixed seed) is answered twice: its output bytes are what every recovery must give
-again. Each case's evidence is a ``CaseResult``, a per-case summary in
-``effective["fault_injection"]`` and the injector's own record lines (stored as an artifact).
+request (fixed seed) is answered twice: its output bytes (on a videos-async row, a known-good
+job's content) are what every recovery must give again. Each case's evidence is a
+``CaseResult``, a per-case summary in ``effective["fault_injection"]`` and the injector's own
+record lines (stored as an artifact). A videos-async row runs its cases as jobs (``jobs``).
 """
 
 import asyncio
@@ -21,11 +22,17 @@ from typing import ClassVar, Literal
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.fault_injection.cases import CASES, FaultCase
 from omniqual.checks.fault_injection.driver import CaseDriver, Served, tree_pids
+from omniqual.checks.fault_injection.jobs import JobCaseDriver, JobSeen
 from omniqual.checks.fault_injection.judge import (
     Verdict,
     judge_after,
     judge_faulted,
     judge_peers,
+)
+from omniqual.checks.fault_injection.judge_jobs import (
+    judge_faulted_job,
+    judge_listing,
+    judge_peer_jobs,
 )
 from omniqual.checks.fault_injection.params import FaultInjectionParams
 from omniqual.checks.fault_injection.serving import given, given_url, instrumented, url_channel
@@ -52,9 +59,6 @@ class FaultInjectionCheck:
         endpoint = endpoint_for(ctx.row.get("api_mode"))
         if endpoint is None:
             return CheckOutcome(GateOutcome.SKIPPED, ("the row's api_mode has no HTTP endpoint",))
-        if endpoint is EndpointKind.VIDEO_ASYNC:
-            return CheckOutcome(GateOutcome.SKIPPED, (
-                "async job rows are not driven by this gate yet (sync endpoints only)",))
         temp = Path(tempfile.mkdtemp(prefix="omniqual-faults-"))
         try:
             return await _Run(ctx, params, endpoint, temp).all()
@@ -114,7 +118,8 @@ class _Run:
         """Run cases on one instance until one ends it (True) or none is left (False)."""
         p = self.params
         async with served.make_client() as client, served.make_client() as side:
-            driver = CaseDriver(served, client, side, p, self.endpoint, self.call)
+            kind = JobCaseDriver if self.endpoint is EndpointKind.VIDEO_ASYNC else CaseDriver
+            driver = kind(served, client, side, p, self.endpoint, self.call)
             if self.baseline is None and not await self._calibrate(driver):
                 pending.clear()
                 return False
@@ -162,7 +167,12 @@ class _Run:
             p.late_s if case.mode is FaultMode.LATE else 0.0)  # fmt: skip
         arm = served.channel.arm(case.id, case.stage, case.mode, step=case.step_index(steps),
                                  hang_s=hang)  # fmt: skip
-        seen, peers, actions = await driver.inject(case, arm, self.solo_s)
+        jobs: list[JobSeen] = []
+        if isinstance(driver, JobCaseDriver):
+            job, peer_jobs, actions = await driver.inject_jobs(case, arm)
+            jobs = [job, *peer_jobs]
+        else:
+            seen, peers, actions = await driver.inject(case, arm, self.solo_s)
         served.channel.disarm()
         wait = p.hang_s if case.mode is FaultMode.HANG and not case.sigkill else (
             p.late_s if case.cancel else 0.0)  # fmt: skip
@@ -170,8 +180,17 @@ class _Run:
         records = served.channel.of_arm(arm.arm_id)
         fired = [r for r in records if r.event is FaultEvent.FIRED]
         v = Verdict()
-        judge_faulted(case, seen, bool(fired), p.error_deadline_s, v)
-        peer_line = judge_peers(case, peers, v)
+        if isinstance(driver, JobCaseDriver):
+            judge_faulted_job(case, job, bool(fired), p.error_deadline_s, v)
+            peer_line = judge_peer_jobs(case, peer_jobs, v)
+            if not after.exited:
+                peer_line += "; " + judge_listing(await driver.unfinished(jobs), v)
+                await driver.forget(jobs)
+            client, expected = job.text(), "job `failed` with a stated error"
+        else:
+            judge_faulted(case, seen, bool(fired), p.error_deadline_s, v)
+            peer_line = judge_peers(case, peers, v)
+            client, expected = seen.text(), "5xx with error envelope"
         policy = self.ctx.restart_policy
         judge_after(policy, after, p.recover_deadline_s, p.exit_deadline_s, v)
         leak: dict[str, float | int | None] = {}
@@ -187,12 +206,12 @@ class _Run:
         note = "; ".join([*v.failures, *v.invalid, peer_line, *actions, *v.notes])
         self.results.append(CaseResult(
             id=case.id, endpoint=self.endpoint.value, sent=case.describe(steps),
-            expected_status=f"5xx with error envelope; {policy.value}",
-            observed_status=f"{seen.text()}; {health}", outcome=outcome, note=note[:600]))
+            expected_status=f"{expected}; {policy.value}",
+            observed_status=f"{client}; {health}", outcome=outcome, note=note[:600]))
         self.summary[case.id] = {
             "injected": case.describe(steps), "stage": case.stage.value, "mode": case.mode.value,
             "step": arm.step, "where": where, "fired_pids": sorted({r.pid for r in fired}),
-            "client": seen.text(), "peers": peer_line, "actions": actions,
+            "client": client, "peers": peer_line, "actions": actions,
             "policy": policy.value, "health": health, "recovered": after.recovered,
             "recovered_in_s": after.recovered_in_s, "same_output": after.same_output,
             "exited": after.exited, "orphans": list(after.orphans),

@@ -11,7 +11,7 @@ from omniqual.checks.soak.params import ShapeSpec
 
 class FaultInjectionParams(CheckParams):
     shape: ShapeSpec = Field(
-        default_factory=lambda: ShapeSpec(name="fault", width=64, height=64, steps=8)
+        default_factory=lambda: ShapeSpec(name="fault", width=64, height=64, num_frames=9, steps=8)
     )
     cases: tuple[str, ...] = Field(default=tuple(CASES), min_length=1)
     peers: int = Field(default=2, ge=0, description="Plain requests sent beside the faulted one.")

@@ -9,9 +9,13 @@ before ``install`` is patched at once). The hook points (vLLM-Omni 0.30):
 - denoise: ``scheduler_step_maybe_with_cfg`` of ``CFGParallelMixin`` / ``PipelineParallelMixin``
   (``vllm_omni.diffusion.distributed``), called once per denoise step: the k-th call of a request
   is step k;
-- decode: ``decode`` of the VAE classes in ``vllm_omni.diffusion.distributed.autoencoders.*``;
-- output: the image/video byte encoding of the API server (``image_api_utils`` /
-  ``video_api_utils`` in ``vllm_omni.entrypoints.openai``);
+- decode: ``decode`` of the VAE classes in ``vllm_omni.diffusion.distributed.autoencoders.*``
+  (and ``decode_with_chunks``, Wan's decode when the worker pre-encodes the MP4);
+- output: the image/video/audio byte encoding of the API server (``image_api_utils`` /
+  ``video_api_utils`` functions in ``vllm_omni.entrypoints.openai``: ``_encode_video_bytes`` is
+  the encoding of both ``/v1/videos/sync`` and an async job's stored content; for audio
+  ``AudioMixin.create_audio`` of ``audio_utils_mixin``, which ``/v1/audio/generate`` encodes
+  with);
 - result: ``DiffusionWorker.execute_model`` / ``execute_model_batch``, after the pipeline
   returned and before the result goes back to the engine.
 """
@@ -39,6 +43,9 @@ _OUTPUT: dict[str, tuple[str, ...]] = {
         "encode_image_base64", "encode_image_base64_with_compression"),
     "vllm_omni.entrypoints.openai.video_api_utils": ("_encode_video_bytes",),
 }  # fmt: skip
+_OUTPUT_METHODS: dict[str, tuple[str, ...]] = {
+    "vllm_omni.entrypoints.openai.audio_utils_mixin": ("create_audio",),
+}
 _WORKER = "vllm_omni.diffusion.worker.diffusion_worker"
 
 _state: dict[str, Any] = {"injector": None, "steps": 0}
@@ -47,7 +54,8 @@ _state: dict[str, Any] = {"injector": None, "steps": 0}
 def wanted(name: str) -> bool:
     last = name.rsplit(".", 1)[-1]
     return ((name.startswith(_PIPELINES) and last.startswith("pipeline_")) or name in _DENOISE
-            or name.startswith(_VAES) or name in _OUTPUT or name == _WORKER)  # fmt: skip
+            or name.startswith(_VAES) or name in _OUTPUT or name in _OUTPUT_METHODS
+            or name == _WORKER)  # fmt: skip
 
 
 def _fire(stage: str, where: str, step: int | None = None) -> None:
@@ -124,7 +132,10 @@ def patch(module: ModuleType) -> None:
     if name in _DENOISE:
         _wrap_methods(module, ("scheduler_step_maybe_with_cfg",), _step)
     if name.startswith(_VAES):
-        _wrap_methods(module, ("decode",), functools.partial(_before, "decode"))
+        _wrap_methods(module, ("decode", "decode_with_chunks"),
+                      functools.partial(_before, "decode"))  # fmt: skip
+    if name in _OUTPUT_METHODS:
+        _wrap_methods(module, _OUTPUT_METHODS[name], functools.partial(_before, "output"))
     for attr in _OUTPUT.get(name, ()):
         fn = getattr(module, attr, None)
         if callable(fn) and not getattr(fn, "__omniqual_fault_hook__", False):

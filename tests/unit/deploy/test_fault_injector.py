@@ -164,6 +164,40 @@ def test_patched_functions_fire_at_their_stage(tmp_path: Path, monkeypatch: pyte
     assert Pipeline().forward() == [1, 1, 1]  # spent; the next request counts from 0 again
 
 
+def test_audio_encoding_and_chunked_vae_decode_are_hooked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    calls = Calls()
+    channel, injector = _injector(tmp_path, calls)
+    monkeypatch.setitem(hooks._state, "injector", injector)
+    audio = type(sys)("vllm_omni.entrypoints.openai.audio_utils_mixin")
+    vae = type(sys)("vllm_omni.diffusion.distributed.autoencoders.autoencoder_kl_toy")
+
+    class AudioMixin:
+        def create_audio(self) -> bytes:
+            return b"RIFF"
+
+    class Vae:
+        def decode_with_chunks(self) -> int:
+            return 2
+
+    AudioMixin.__module__, Vae.__module__ = audio.__name__, vae.__name__
+    AudioMixin.__qualname__ = "AudioMixin"
+    audio.AudioMixin, vae.Vae = AudioMixin, Vae  # type: ignore[attr-defined]
+    assert hooks.wanted(audio.__name__) and hooks.wanted(vae.__name__)
+    hooks.patch(audio)
+    hooks.patch(vae)
+    assert AudioMixin().create_audio() == b"RIFF" and Vae().decode_with_chunks() == 2  # disarmed
+    out = channel.arm("out", FaultStage.OUTPUT, FaultMode.RAISE)
+    with pytest.raises(InjectedFault):
+        AudioMixin().create_audio()
+    assert [r.where for r in channel.of_arm(out.arm_id)] == [
+        "vllm_omni.entrypoints.openai.audio_utils_mixin:AudioMixin.create_audio"]
+    dec = channel.arm("dec", FaultStage.DECODE, FaultMode.RAISE)
+    with pytest.raises(InjectedFault):
+        Vae().decode_with_chunks()
+    assert [r.stage for r in channel.of_arm(dec.arm_id)] == [FaultStage.DECODE]
+
+
 def test_the_bootstrap_is_a_lone_sitecustomize() -> None:
     assert sorted(p.name for p in BOOT_DIR.iterdir() if p.suffix == ".py") == ["sitecustomize.py"]
     env = FaultChannel(Path("/c"), Path("/r")).env()
