@@ -89,8 +89,8 @@ async def cancel_trial(
             errors.append(f"trial {k}: {type(exc).__name__}: {exc}")
             continue
         if outcome.answered:
-            errors.append(f"trial {k}: the long request was answered before its cut at "
-                          f"{params.cut_after_s:g} s (lengthen it)")  # fmt: skip
+            errors.append(f"trial {k}: the long request was answered (HTTP {outcome.status}) "
+                          f"before its cut at {params.cut_after_s:g} s (lengthen it)")  # fmt: skip
         elif not answer.ok:
             errors.append(f"trial {k}: the short request answered HTTP {answer.status}")
         else:
