@@ -20,6 +20,8 @@ BUILTIN: dict[str, str] = {
     "isolation": "omniqual.checks.isolation:IsolationCheck",
     "fault_injection": "omniqual.checks.fault_injection:FaultInjectionCheck",
     "perf": "omniqual.checks.perf:PerfCheck",
+    "cache_tiers": "omniqual.checks.cache_tiers:CacheTiersCheck",
+    "step_ab": "omniqual.checks.step_ab:StepAbCheck",
 }
 
 

@@ -23,6 +23,8 @@ EXPECTED = {
     "offload-sweep": Track.PERFORMANCE,
     "offload-sweep-gpu": Track.PERFORMANCE,
     "perf": Track.PERFORMANCE,
+    "step-ab": Track.PERFORMANCE,
+    "cache-tiers": Track.PERFORMANCE,
     "abort": Track.RELIABILITY,
     "soak": Track.RELIABILITY,
     "soak-long": Track.RELIABILITY,
