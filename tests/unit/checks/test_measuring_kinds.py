@@ -4,7 +4,7 @@ themselves, so the list is a promise about evidence."""
 from omniqual.checks.registry import BUILTIN, measures, resolve
 
 MEASURING = {"soak", "abort", "offload_sweep", "fails_fast", "fails_fast_request", "perf",
-             "step_ab", "cache_tiers"}
+             "step_ab", "cache_tiers", "fault_injection"}
 
 
 def test_the_kinds_that_measure_time_or_memory_say_so() -> None:
