@@ -79,9 +79,10 @@ def test_embedded_feature_tables_render_as_recorded(tmp_path: Path) -> None:
                  "parity", "offload-sweep"),
         ("api-contract", CACHE, O.PASSED, ()),
         ("parity", CACHE, O.PASSED, (NOT_PROVABLE,)),
+        ("cache-tiers", CACHE, O.PASSED, ()),
         ("fails-fast", key(q="fp8-online-dit"), O.FAILED, ()),
         *passing(key(model="qwen-image-tiny", ex="step/1"), "api-contract", "abort", "soak",
-                 "parity"),
+                 "parity", "isolation", "step-ab"),
     ]  # fmt: skip
     compiled = compiled_from(tmp_path, recorded)
     mapping = load_feature_tables(ROOT / "matrices" / "vllm-omni-features.yaml")
@@ -108,6 +109,7 @@ def test_sd3_cache_dit_is_never_a_bare_tick_when_the_cache_was_not_shown_at_work
     tmp_path: Path, outcome: O, limitations: tuple[str, ...], state: CellState, claimed: Verdict
 ) -> None:
     compiled = compiled_from(tmp_path, [("api-contract", CACHE, O.PASSED, ()),
+                                        ("cache-tiers", CACHE, O.PASSED, ()),
                                         ("parity", CACHE, outcome, limitations)])  # fmt: skip
     mapping = load_feature_tables(ROOT / "matrices" / "vllm-omni-features.yaml")
     table = model_support_table(compiled, mapping, "sd3-tiny", HW)
