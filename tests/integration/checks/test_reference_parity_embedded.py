@@ -92,7 +92,10 @@ def test_reference_parity_on_embedded_sd3(tmp_path: Path, checkpoint_cache: Path
         by_directory = asyncio.run(ReferenceParityCheck().run(
             as_url, params.model_copy(update={"reference": str(directory)})))  # fmt: skip
 
-    assert live.outcome in (GateOutcome.PASSED, GateOutcome.FAILED), live.reasons
+    # The shipped spec on the bundled model passes (measured ~45 dB against the official
+    # pipeline on the same checkpoint, far inside the tolerance): any other verdict is a
+    # regression of the server, the reference or the gate.
+    assert live.outcome is GateOutcome.PASSED, live.reasons
     psnr, ssim = _figures(live.measurements, "/psnr"), _figures(live.measurements, "/ssim")
     assert len(psnr) == len(ssim) == len(live.cases) == 6
     tolerance = params.tolerances["image"].image
