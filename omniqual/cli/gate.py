@@ -188,19 +188,22 @@ def run_command(
                 observe=observer, jobs=count, agents=access,
             )))  # fmt: skip
     outcome = outcomes[-1]
-    written = write_reports(outcome, loaded, output)
+    table = None
+    if repeat > 1:
+        from omniqual.engine.verdict_stability import stability_of
+
+        table = stability_of(loaded.matrix_path, [o.run_dir for o in outcomes])
+    written = write_reports(outcome, loaded, output, stability=table)
     if junit is not None:
         write_junit(list(outcome.results), junit, evidence_root=outcome.run_dir.parent)
     _say_written(written)
     counts = ", ".join(f"{n} {s.value}" for s, n in outcome.compiled.counts().items())
     typer.echo(f"run {outcome.run_dir}: {len(outcome.results)} results; matrix: {counts}", err=True)
     moved = False
-    if repeat > 1:
+    if table is not None:
         from omniqual.cli.evidence import report_stability
-        from omniqual.engine.verdict_stability import stability_of
 
-        runs = [o.run_dir for o in outcomes]
-        moved = report_stability(stability_of(loaded.matrix_path, runs), output)
+        moved = report_stability(table, output)
     code = exit_code([r for o in outcomes for r in o.results])
     if code is Exit.TARGET:
         raise fail(Exit.TARGET, "a gate errored (harness or infrastructure fault); see the report")

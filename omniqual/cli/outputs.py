@@ -7,6 +7,7 @@ from pathlib import Path
 from omniqual.cli.matrix import default_features, write_matrix_pages
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.run import RunSummary
+from omniqual.domain.verdict_stability import StabilityTable
 from omniqual.engine.campaign import CampaignOutcome
 from omniqual.engine.matrix_service import (
     ProjectMatrix,
@@ -99,7 +100,12 @@ def _summaries(evidence_root: Path) -> tuple[RunSummary, ...]:
     return tuple(sorted(summaries, key=lambda s: s.started_at))
 
 
-def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path) -> list[Path]:
+def write_reports(
+    outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path,
+    stability: StabilityTable | None = None,
+) -> list[Path]:  # fmt: skip
+    """The compiled matrix and the reports of ``outcome`` (with ``stability``, the reruns'
+    verdict-stability section)."""
     output.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     compiled_path = output / f"{outcome.compiled.name}.compiled.json"
@@ -119,6 +125,7 @@ def write_reports(outcome: CampaignOutcome, loaded: LoadedCampaign, output: Path
         gate_tracks=gate_tracks(project),
         full_report="report.html" if "html" in spec.formats else "",
         support_claims=support_claims(outcome.compiled, loaded.matrix_path),
+        stability=stability,
     )
     for fmt in spec.formats:
         matrix_path = output / f"matrix.{fmt}"

@@ -18,6 +18,7 @@ from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import RunSummary
+from omniqual.domain.verdict_stability import StabilityTable
 from omniqual.report.abort_views import abort_blocks
 from omniqual.report.blocks import (
     NO_EVIDENCE,
@@ -62,6 +63,7 @@ from omniqual.report.parity_views import parity_blocks
 from omniqual.report.recipe_block import recipe_blocks
 from omniqual.report.redact import safe_command, safe_text
 from omniqual.report.soak_views import soak_blocks, soak_tables
+from omniqual.report.stability_views import stability_section
 from omniqual.report.stage_views import STAGE_FILL, stage_blocks
 from omniqual.report.support_claims_view import SupportClaimsView
 from omniqual.report.sweep_views import sweep_blocks
@@ -97,6 +99,8 @@ class RunEvidence:
     """Where the complete report lives (e.g. ``report.html``), said when Markdown is trimmed."""
     support_claims: SupportClaimsView | None = None
     """The support table of the model under qualification (None: the section is left out)."""
+    stability: StabilityTable | None = None
+    """Verdicts of the same campaign run several times (``--repeat``): a section of its own."""
 
     def all_results(self) -> tuple[GateResult, ...]:
         seen: dict[str, GateResult] = {}
@@ -366,6 +370,8 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
         sections.append(
             Section(11, "Other gate evidence (check kinds outside the checklist)", other)
         )
+    if evidence.stability is not None:
+        sections.append(stability_section(evidence.stability, labels, 12))
     return RunReportView(
         title=evidence.title,
         scope=evidence.scope,

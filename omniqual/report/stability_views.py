@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omniqual.domain.verdict_stability import StabilityTable
+from omniqual.report.blocks import Bullets, KeyValues, Section, Table
+from omniqual.report.evidence_blocks import RowLabels, row_label
 from omniqual.report.templates import check_format, dump_json, render_template
 
 STABILITY_SCHEMA_VERSION = 1
@@ -70,3 +72,28 @@ def render_stability(table: StabilityTable, fmt: str, templates_dir: Path | None
     if fmt == "json":
         return dump_json(dataclasses.asdict(view))
     return render_template(f"stability.{fmt}.j2", templates_dir, view=view)
+
+
+STABILITY_TITLE = "Verdict stability (reruns of the same build)"
+
+
+def stability_section(table: StabilityTable, labels: RowLabels, number: int) -> Section:
+    """The report's section for a campaign run more than once (``--repeat``): the summary, the
+    rows whose state changed, and every gate verdict per run with how many runs agreed."""
+    view = stability_view(table)
+    runs = tuple(f"Run {i + 1}" for i in range(len(view.runs)))
+    summary = KeyValues("Summary", (
+        ("runs", ", ".join(view.runs)),
+        ("gate verdicts the same in every run", view.agreement),
+        ("verdicts that moved between passed and failed", str(view.flips)),
+        ("rows whose state changed", str(len(view.unstable_rows))),
+    ))  # fmt: skip
+    blocks: list[KeyValues | Table | Bullets] = [summary]
+    if view.unstable_rows:
+        blocks.append(Table("Rows whose state changed", ("Row", *runs),
+                            tuple((row_label(labels, row), *states)
+                                  for row, states in view.unstable_rows)))  # fmt: skip
+    blocks.append(Table("Gate verdicts per run", ("Gate", "Row", *runs, "Agreed", "What moved"),
+                        tuple((line.gate, row_label(labels, line.row), *line.verdicts,
+                               line.agreed, line.finding) for line in view.lines)))  # fmt: skip
+    return Section(number, STABILITY_TITLE, tuple(blocks))

@@ -62,3 +62,6 @@ def test_run_repeat_runs_the_campaign_again_and_writes_the_table(
     record = json.loads((root / "out" / "stability.json").read_text())
     assert len(record["runs"]) == 2 and record["flips"] == 0
     assert all(line["agreed"] == "2/2" for line in record["lines"])
+    report = (root / "out" / "report.md").read_text()
+    assert "12. Verdict stability (reruns of the same build)" in report
+    assert "verdicts that moved between passed and failed" in report

@@ -34,3 +34,14 @@ def test_markdown_html_and_json_carry_the_table() -> None:
     assert "<td>failed</td>" in html and "p95 4.1 s &gt; 3 s" in html
     record = json.loads(render_stability(_table(), "json"))
     assert record["schema_version"] == 1 and record["runs"] == ["run-1", "run-2"]
+
+
+def test_the_report_section_names_rows_by_their_labels() -> None:
+    from omniqual.report.blocks import Table
+    from omniqual.report.stability_views import stability_section
+
+    section = stability_section(_table(), {"model=x": "#1 x"}, 12)
+    assert section.number == 12 and not section.empty
+    tables = [b for b in section.blocks if isinstance(b, Table)]
+    assert [t.title for t in tables] == ["Rows whose state changed", "Gate verdicts per run"]
+    assert tables[1].rows[0][:4] == ("soak", "#1 x", "passed", "failed")
