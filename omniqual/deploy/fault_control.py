@@ -55,8 +55,11 @@ class FaultChannel:
             hang_s: float = 0.0, times: int = 1) -> FaultArm:  # fmt: skip
         arm = FaultArm(arm_id=f"{case_id}-{uuid.uuid4().hex[:8]}", case_id=case_id, stage=stage,
                        mode=mode, step=step, hang_s=hang_s, times=times)  # fmt: skip
-        self._write(arm.model_dump_json())
+        self.write_arm(arm)
         return arm
+
+    def write_arm(self, arm: FaultArm) -> None:
+        self._write(arm.model_dump_json())
 
     def disarm(self) -> None:
         self._write("")

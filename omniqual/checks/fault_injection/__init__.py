@@ -1,7 +1,8 @@
 """The fault-injection gate: one room. ``cases`` says what is injected where, ``params`` is the
 gate spec's block, ``driver`` sends into an armed fault and watches the server afterwards,
 ``judge`` decides what that means (``jobs`` and ``judge_jobs`` the same for an async job row),
-``serving`` brings up a server carrying the injector, and ``gate`` runs the cases and records
+``serving`` brings up a server carrying the injector, ``control`` arms and reads it (through
+its files or ``omniqual agent``), and ``gate`` runs the cases and records
 them."""
 
 from omniqual.checks.fault_injection.gate import FaultInjectionCheck

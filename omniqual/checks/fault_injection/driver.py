@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import psutil
 
 from omniqual.checks.fault_injection.cases import FaultCase
+from omniqual.checks.fault_injection.control import FaultControl, of_arm
 from omniqual.checks.fault_injection.judge import After, Seen
 from omniqual.checks.fault_injection.params import FaultInjectionParams
 from omniqual.checks.load_binding import WireCall, usable_output
 from omniqual.client import NO_JSON, ClientError, OmniClient, RawResponse, TargetTimeout
-from omniqual.deploy.fault_control import FaultChannel
 from omniqual.domain.fault_injection import FaultArm, FaultEvent, FaultMode, FaultRecord
 from omniqual.loadgen.workload import EndpointKind
 
@@ -29,7 +29,7 @@ class Served:
     url: str
     pid: int | None
     make_client: Callable[[], OmniClient]
-    channel: FaultChannel
+    channel: FaultControl
 
 
 def output_digest(kind: EndpointKind, raw: RawResponse) -> str | None:
@@ -146,14 +146,16 @@ class CaseDriver:
         fired = await self.wait_fired(arm, self.params.error_deadline_s)
         if fired is None:
             return []
+        if not self.served.channel.local:
+            return [f"SIGKILL not sent: pid {fired.pid} runs on another host"]
         try:
             os.kill(fired.pid, signal.SIGKILL)
         except OSError as exc:
             return [f"SIGKILL of pid {fired.pid} failed: {exc.strerror}"]
         return [f"SIGKILL sent to pid {fired.pid} (held in {fired.where})"]
 
-    def fired(self, arm: FaultArm) -> FaultRecord | None:
-        for record in self.served.channel.of_arm(arm.arm_id):
+    async def fired(self, arm: FaultArm) -> FaultRecord | None:
+        for record in await of_arm(self.served.channel, arm.arm_id):
             if record.event is FaultEvent.FIRED:
                 return record
         return None
@@ -161,7 +163,7 @@ class CaseDriver:
     async def wait_fired(self, arm: FaultArm, within_s: float) -> FaultRecord | None:
         deadline = time.monotonic() + within_s
         while time.monotonic() < deadline:
-            if (record := self.fired(arm)) is not None:
+            if (record := await self.fired(arm)) is not None:
                 return record
             await asyncio.sleep(0.05)
         return None

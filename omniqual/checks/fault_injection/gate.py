@@ -8,6 +8,8 @@ request (fixed seed) is answered twice: its output bytes (on a videos-async row,
 job's content) are what every recovery must give again. Each case's evidence is a
 ``CaseResult``, a per-case summary in ``effective["fault_injection"]`` and the injector's own
 record lines (stored as an artifact). A videos-async row runs its cases as jobs (``jobs``).
+The injector is armed and read through ``control`` (an agent's, with ``--agent``), and the
+resource readings come from :func:`observed` (the agent, or the local process tree).
 """
 
 import asyncio
@@ -19,8 +21,16 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from omniqual.checks.base import CheckContext, CheckOutcome, verdict
+from omniqual.checks.base import CheckContext, CheckOutcome, TargetInfo, verdict
 from omniqual.checks.fault_injection.cases import CASES, FaultCase
+from omniqual.checks.fault_injection.control import (
+    ControlError,
+    FaultControl,
+    FileControl,
+    control_for,
+    new_arm,
+    of_arm,
+)
 from omniqual.checks.fault_injection.driver import CaseDriver, Served, tree_pids
 from omniqual.checks.fault_injection.jobs import JobCaseDriver, JobSeen
 from omniqual.checks.fault_injection.judge import (
@@ -35,14 +45,13 @@ from omniqual.checks.fault_injection.judge_jobs import (
     judge_peer_jobs,
 )
 from omniqual.checks.fault_injection.params import FaultInjectionParams
-from omniqual.checks.fault_injection.serving import given, given_url, instrumented, url_channel
+from omniqual.checks.fault_injection.serving import given, given_url, instrumented
 from omniqual.checks.load_binding import WireCall, endpoint_for, wire_call
+from omniqual.checks.observed import observed
 from omniqual.checks.soak.phases import solo_request
-from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch, resolve_watch_dirs
-from omniqual.deploy.fault_control import FaultChannel
-from omniqual.deploy.observer import LocalTree
+from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
-from omniqual.domain.fault_injection import FaultEvent, FaultMode
+from omniqual.domain.fault_injection import FaultEvent, FaultMode, FaultRecord
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.loadgen.workload import EndpointKind
 
@@ -80,39 +89,55 @@ class _Run:
         self.solo_s = 0.0
         self.launches = 0
         self.recovered_s: dict[str, float] = {}
+        self.readings: dict[str, object] = {}
         self.started = time.monotonic()
 
     def call(self, seed: int) -> WireCall:
         return wire_call(solo_request(self.params.shape, self.endpoint, 0, seed))
 
-    def serve(self, channel: FaultChannel) -> AbstractAsyncContextManager[Served | str]:
+    def serve(self, channel: FaultControl) -> AbstractAsyncContextManager[Served | str]:
         self.launches += 1
-        if self.url is not None:
-            return given(self.ctx, self.url, channel)
+        if self.url is not None or not isinstance(channel, FileControl):
+            return given(self.ctx, self.url or "", channel)
         sub = self.temp / f"tmp{self.launches}"
         sub.mkdir()
         return instrumented(self.ctx, channel, sub, self.launches, self.logs)
 
     async def all(self) -> CheckOutcome:
-        if self.url is not None:
-            channel = url_channel(self.params)
-            if isinstance(channel, str):
-                return CheckOutcome(GateOutcome.INVALID, (channel,))
-        else:
-            channel = FaultChannel.in_dir(self.temp / "channel")
+        channel = control_for(self.ctx.target, self.url, self.params, self.temp)
+        if isinstance(channel, str):
+            return CheckOutcome(GateOutcome.INVALID, (channel,))
+        try:
+            return await self._all(channel)
+        finally:
+            channel.close()
+
+    async def _all(self, channel: FaultControl) -> CheckOutcome:
         pending = [CASES[c] for c in self.params.cases]
+        try:
+            await self._serve_all(channel, pending)
+        except ControlError as exc:
+            self.invalid.append(f"{exc}; {len(pending)} case(s) not run")
+        records: list[FaultRecord] = []
+        try:
+            await channel.disarm()
+            records = await channel.records()
+        except ControlError as exc:
+            if not any(i.startswith(str(exc)) for i in self.invalid):
+                self.invalid.append(str(exc))
+        return self._outcome(records)
+
+    async def _serve_all(self, channel: FaultControl, pending: list[FaultCase]) -> None:
         while pending:
             async with self.serve(channel) as served:
                 if isinstance(served, str):
                     self.invalid.append(served)
-                    break
+                    return
                 ended = await self._cases(served, pending)
                 if ended and self.url is not None and pending:
                     self.invalid.append(f"the server given by URL ended; {len(pending)} case(s) "
                                         "not run (restart it and run them with params.cases)")
-                    break
-        channel.disarm()
-        return self._outcome(channel)
+                    return
 
     async def _cases(self, served: Served, pending: list[FaultCase]) -> bool:
         """Run cases on one instance until one ends it (True) or none is left (False)."""
@@ -123,11 +148,13 @@ class _Run:
             if self.baseline is None and not await self._calibrate(driver):
                 pending.clear()
                 return False
-            dirs = resolve_watch_dirs(p.watch_dirs, served.pid,
-                                      () if self.url else (self.temp / f"tmp{self.launches}",))
-            tree = None if served.pid is None else LocalTree(served.pid, watch_dirs=dirs)
-            async with ResourceWatch(side, tree=tree, watch_dirs=dirs,
-                                     interval_s=0.5) as watch:  # fmt: skip
+            target = TargetInfo(
+                url=served.url, pid=served.pid, agent=self.ctx.target.agent,
+                temp_dirs=() if self.url else (self.temp / f"tmp{self.launches}",))  # fmt: skip
+            async with (observed(target, p.watch_dirs) as seen,
+                        ResourceWatch(side, tree=seen.tree, watch_dirs=seen.watch_dirs,
+                                      interval_s=0.5) as watch):  # fmt: skip
+                self.readings = {"source": seen.source, **seen.details}
                 while pending:
                     budget = self.ctx.gate.budget_s
                     if budget is not None and time.monotonic() - self.started > budget:
@@ -165,19 +192,19 @@ class _Run:
         before = await watch.snapshot()
         hang = p.kill_hold_s if case.sigkill else p.hang_s if case.mode is FaultMode.HANG else (
             p.late_s if case.mode is FaultMode.LATE else 0.0)  # fmt: skip
-        arm = served.channel.arm(case.id, case.stage, case.mode, step=case.step_index(steps),
-                                 hang_s=hang)  # fmt: skip
+        arm = new_arm(case.id, case.stage, case.mode, step=case.step_index(steps), hang_s=hang)
+        await served.channel.arm(arm)
         jobs: list[JobSeen] = []
         if isinstance(driver, JobCaseDriver):
             job, peer_jobs, actions = await driver.inject_jobs(case, arm)
             jobs = [job, *peer_jobs]
         else:
             seen, peers, actions = await driver.inject(case, arm, self.solo_s)
-        served.channel.disarm()
+        await served.channel.disarm()
         wait = p.hang_s if case.mode is FaultMode.HANG and not case.sigkill else (
             p.late_s if case.cancel else 0.0)  # fmt: skip
         after = await driver.aftermath(before_tree, self.baseline, KNOWN_GOOD_SEED, wait)
-        records = served.channel.of_arm(arm.arm_id)
+        records = await of_arm(served.channel, arm.arm_id)
         fired = [r for r in records if r.event is FaultEvent.FIRED]
         v = Verdict()
         if isinstance(driver, JobCaseDriver):
@@ -243,14 +270,16 @@ class _Run:
             v.invalid.append("no memory figure (PSS/RSS) for the server")
         return grew
 
-    def _outcome(self, channel: FaultChannel) -> CheckOutcome:
+    def _outcome(self, records: list[FaultRecord]) -> CheckOutcome:
         put = self.ctx.artifacts.put_artifact
         artifacts = list(self.logs)
-        if channel.record.exists():
-            artifacts.append(put(channel.record, media_type="application/x-ndjson",
+        if records:
+            lines = "".join(r.model_dump_json() + "\n" for r in records).encode()
+            artifacts.append(put(lines, media_type="application/x-ndjson",
                                  role="raw-series", name="fault-records.jsonl"))  # fmt: skip
         doc = {"cases": self.summary, "launches": self.launches, "solo_s": self.solo_s,
-               "failures": self.failures, "invalid": self.invalid}  # fmt: skip
+               "failures": self.failures, "invalid": self.invalid,
+               "readings": self.readings}  # fmt: skip
         artifacts.append(put(json.dumps(doc, indent=1, default=str).encode(),
                              media_type="application/json", role="summary",
                              name="fault-injection-summary.json"))  # fmt: skip
@@ -261,7 +290,8 @@ class _Run:
             tuple(measurements), tuple(artifacts), tuple(self.results),
             requested={"cases": list(self.params.cases), "peers": self.params.peers,
                        "restart_policy": self.ctx.restart_policy.value},
-            effective={"fault_injection": self.summary, "launches": self.launches},  # type: ignore[dict-item]
+            effective={"fault_injection": self.summary, "launches": self.launches,  # type: ignore[dict-item]
+                       "readings": self.readings},  # type: ignore[dict-item]
         )  # fmt: skip
 
 

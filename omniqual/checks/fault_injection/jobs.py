@@ -125,7 +125,7 @@ class JobCaseDriver(CaseDriver):
             if cancel_after_s is not None or cancel_on is not None:
                 until = started + (cancel_after_s or deadline_s)
                 while time.monotonic() < until and statuses[-1] not in TERMINAL:
-                    if cancel_on is not None and self.fired(cancel_on) is not None:
+                    if cancel_on is not None and await self.fired(cancel_on) is not None:
                         break
                     await asyncio.sleep(self.poll_s)
                     status, error = _status(await client.send_raw("GET", _path(job_id)))
