@@ -1,11 +1,14 @@
 """Write what a campaign leaves behind: the compiled matrix (JSON) and the rendered reports."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from omniqual.cli.matrix import default_features, write_matrix_pages
+from omniqual.compile.recommend import recommend_matrix
 from omniqual.domain.matrix import CompiledMatrix
+from omniqual.domain.recommendation import Recommendation
+from omniqual.domain.result import GateResult
 from omniqual.domain.run import RunSummary
 from omniqual.domain.verdict_stability import StabilityTable
 from omniqual.engine.campaign import CampaignOutcome
@@ -37,11 +40,21 @@ def run_evidence(
     project = load_project_matrix(matrix)
     compiled = compile_from_dirs(project, dirs, None)
     runs = tuple(s for d in dirs for s in _summaries(d))
+    seen = (r for run in runs for r in run.results)
     return RunEvidence(title=title or compiled.title, matrix=compiled, runs=runs,
                        artifact_dirs=artifact_dirs(dirs), report_dir=report_dir,
                        gate_kinds=gate_kinds(project), gate_tracks=gate_tracks(project),
                        full_report=full_report,
-                       support_claims=support_claims(compiled, matrix, claims))  # fmt: skip
+                       support_claims=support_claims(compiled, matrix, claims),
+                       recommendations=recommendations(project, compiled, seen))  # fmt: skip
+
+
+def recommendations(project: ProjectMatrix, compiled: CompiledMatrix,
+                    results: Iterable[GateResult]) -> tuple[Recommendation, ...]:  # fmt: skip
+    """What ``omniqual recommend`` would say for each objective (latency first), over the
+    compiled matrix's rows and these results: the report's "Recommended deployment"."""
+    return recommend_matrix(project.matrix, ((r, "") for r in results),
+                            keys=(row.key for row in compiled.rows))  # fmt: skip
 
 
 def support_claims(
@@ -113,10 +126,12 @@ def write_reports(
     written.append(compiled_path)
     spec = loaded.campaign.report
     project = load_project_matrix(loaded.matrix_path)
+    runs = _summaries(loaded.evidence_root)
+    seen = (*(r for run in runs for r in run.results), *outcome.results)
     evidence = RunEvidence(
         title=spec.title or loaded.campaign.description or loaded.campaign.name,
         matrix=outcome.compiled,
-        runs=_summaries(loaded.evidence_root),
+        runs=runs,
         results=outcome.results,
         scope=loaded.campaign.description,
         artifact_dirs=artifact_dirs([loaded.evidence_root]),
@@ -126,6 +141,7 @@ def write_reports(
         full_report="report.html" if "html" in spec.formats else "",
         support_claims=support_claims(outcome.compiled, loaded.matrix_path),
         stability=stability,
+        recommendations=recommendations(project, outcome.compiled, seen),
     )
     for fmt in spec.formats:
         matrix_path = output / f"matrix.{fmt}"

@@ -29,17 +29,17 @@ def recommend_command(
     objective: str = typer.Option("latency", "--objective", help="latency|throughput|memory"),
 ) -> None:
     """Recommend a row for an objective from recorded evidence."""
-    from omniqual.compile.recommend import Objective, facts_from_results, recommend
+    from omniqual.compile.recommend import Objective, recommend_matrix
     from omniqual.evidence.run_reader import find_runs, read_run
     from omniqual.specs.matrix import load_matrix
 
     goal = Objective(objective)
     loaded = load_matrix(matrix)
-    rows = {str(r.key): (r.spec.recipe, r.spec.requires) for r in loaded.rows}
     located = [(result, f"{run_dir}#{result.result_id}") for run_dir in find_runs(evidence)
                for result in read_run(run_dir).results]  # fmt: skip
-    chosen = recommend(facts_from_results(located, rows), goal)
-    typer.echo(f"objective: {goal.value} ({len(chosen.ranked)} eligible of {len(rows)} rows)")
+    (chosen,) = recommend_matrix(loaded, located, objectives=(goal,))
+    considered = len(chosen.ranked) + len(chosen.not_eligible)
+    typer.echo(f"objective: {goal.value} ({len(chosen.ranked)} eligible of {considered} rows)")
     if chosen.best is not None:
         _show("best", chosen.best)
     else:

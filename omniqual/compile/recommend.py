@@ -19,20 +19,26 @@ the caller reads the results; this only selects.
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 
+from omniqual.domain.matrix import LoadedMatrix
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.recommendation import (
+    Candidate,
+    Figure,
+    NotEligible,
+    Objective,
+    Recommendation,
+)
 from omniqual.domain.result import GateResult
+
+__all__ = [
+    "Candidate", "Figure", "GateFact", "NotEligible", "Objective", "Recommendation", "RowFacts",
+    "facts_from_results", "figure", "recommend", "recommend_matrix", "row_inputs",
+]  # fmt: skip
 
 CORRECTNESS = ("reference-parity", "parity")
 CLEANUP = ("abort",)
 MIB = 1024 * 1024
-
-
-class Objective(StrEnum):
-    LATENCY = "latency"
-    THROUGHPUT = "throughput"
-    MEMORY = "memory"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,43 +61,6 @@ class RowFacts:
     recipe: str | None
     requires: tuple[str, ...]
     latest: Mapping[str, GateFact]
-
-
-@dataclass(frozen=True, slots=True)
-class Figure:
-    value: float
-    unit: str
-    source: str
-    """``gate:measurement`` it was read from."""
-    result_id: str
-    link: str
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    row: str
-    recipe: str | None
-    figure: Figure
-    evidence: tuple[str, ...]
-    """result ids (or links) of the passing gates that made it eligible."""
-
-
-@dataclass(frozen=True, slots=True)
-class NotEligible:
-    row: str
-    recipe: str | None
-    why: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Recommendation:
-    """The view a report or the CLI shows."""
-
-    objective: Objective
-    best: Candidate | None
-    ranked: tuple[Candidate, ...]
-    memory_constrained: Candidate | None
-    not_eligible: tuple[NotEligible, ...]
 
 
 _SOURCES: Mapping[Objective, tuple[tuple[str, str, str, float], ...]] = {
@@ -121,6 +90,26 @@ def facts_from_results(results: Iterable[tuple[GateResult, str]],
             result.gate_id, result.gate_kind, result.outcome, result.result_id, result.run_id,
             result.finished_at, {m.name: m.value for m in result.measurements}, link)  # fmt: skip
     return [RowFacts(key, rows[key][0], rows[key][1], latest[key]) for key in rows]
+
+
+def row_inputs(loaded: LoadedMatrix, keys: Iterable[str] | None = None,
+               ) -> dict[str, tuple[str | None, tuple[str, ...]]]:  # fmt: skip
+    """Row key -> (recipe, requires) for the selection, from the matrix definition; with
+    ``keys`` (e.g. a compiled matrix's rows), only those rows, in that order."""
+    planned = {str(r.key): (r.spec.recipe, tuple(r.spec.requires)) for r in loaded.rows}
+    if keys is None:
+        return planned
+    return {key: planned.get(key, (None, ())) for key in keys}
+
+
+def recommend_matrix(loaded: LoadedMatrix, results: Iterable[tuple[GateResult, str]],
+                     keys: Iterable[str] | None = None,
+                     objectives: Sequence[Objective] = tuple(Objective),
+                     ) -> tuple[Recommendation, ...]:  # fmt: skip
+    """One recommendation per objective over the matrix's rows, from located results
+    (result, link; an empty link leaves the result id as its evidence)."""
+    facts = facts_from_results(results, row_inputs(loaded, keys))
+    return tuple(recommend(facts, objective) for objective in objectives)
 
 
 def _gaps(row: RowFacts) -> tuple[list[str], list[GateFact]]:

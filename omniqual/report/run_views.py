@@ -1,7 +1,8 @@
 """The run evidence report: a matrix plus run records, laid out as the seed's PR evidence
 checklist (ten sections), for the rows of the matrix and only those. Before the sections comes
 what a reviewer decides on: the states and coverage map, the findings (``findings``), the
-support claims when given (``support_claims_view``), then the per-gate verdicts.
+support claims when given (``support_claims_view``), the recommended deployment when given
+(``recommendation_view``), then the per-gate verdicts.
 
 ``RunEvidence`` is the renderer's whole input (domain records only); ``run_report_view`` turns it
 into sections of plain strings. Results are routed to checklist sections by check kind; a kind
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import CellState, GateOutcome
+from omniqual.domain.recommendation import Recommendation
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import RunSummary
 from omniqual.domain.verdict_stability import StabilityTable
@@ -61,6 +63,7 @@ from omniqual.report.isolation_views import isolation_blocks
 from omniqual.report.links import EvidenceLinks
 from omniqual.report.parity_views import parity_blocks
 from omniqual.report.recipe_block import recipe_blocks
+from omniqual.report.recommendation_view import RecommendationView, recommendation_view
 from omniqual.report.redact import safe_command, safe_text
 from omniqual.report.soak_views import soak_blocks, soak_tables
 from omniqual.report.stability_views import stability_section
@@ -101,6 +104,9 @@ class RunEvidence:
     """The support table of the model under qualification (None: the section is left out)."""
     stability: StabilityTable | None = None
     """Verdicts of the same campaign run several times (``--repeat``): a section of its own."""
+    recommendations: tuple[Recommendation, ...] = ()
+    """``compile.recommend`` over this matrix and results, the headline objective first
+    (empty: the "Recommended deployment" section is left out)."""
 
     def all_results(self) -> tuple[GateResult, ...]:
         seen: dict[str, GateResult] = {}
@@ -141,6 +147,8 @@ class RunReportView:
     """(section, table) behind the plots: too long to print, exported as CSV only."""
     support_claims: SupportClaimsView | None = None
     """Drawn after the findings when given; None leaves the section out."""
+    recommendation: RecommendationView | None = None
+    """Drawn after the support claims, before the verdicts; None leaves the section out."""
     findings_left_out: int = 0
     """Findings cut to fit a PR comment (they follow the listed ones in the full report)."""
 
@@ -367,9 +375,8 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
     ]  # fmt: skip
     other = ctx.evidence("other")
     if other:
-        sections.append(
-            Section(11, "Other gate evidence (check kinds outside the checklist)", other)
-        )
+        sections.append(Section(11, "Other gate evidence (check kinds outside the checklist)",
+                                other))  # fmt: skip
     if evidence.stability is not None:
         sections.append(stability_section(evidence.stability, labels, 12))
     return RunReportView(
@@ -389,4 +396,5 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
         full_report=evidence.full_report,
         data_tables=tuple((6, t) for t in soak_tables(ctx.of("performance"), labels)),
         support_claims=evidence.support_claims,
+        recommendation=recommendation_view(evidence.recommendations, labels, results, ctx.links),
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from omniqual.compile.collect import collect_results
 from omniqual.compile.matrix import compile_matrix
+from omniqual.compile.recommend import recommend_matrix
 from omniqual.domain.matrix import CompiledMatrix, LoadedMatrix
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
@@ -171,6 +172,9 @@ def run_evidence() -> RunEvidence:
         gate_kinds={"cache-parity": "candidate_parity", "load-poisson": "load"},
         gate_tracks={"api-contract": "function", "gpu-probe": "performance"},
         full_report="report.html",
+        # The real selection over the compiled rows and the recorded results.
+        recommendations=recommend_matrix(loaded_matrix(), ((r, "") for r in results()),
+                                         keys=(row.key for row in matrix().rows)),
     )
 
 
