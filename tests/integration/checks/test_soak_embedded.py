@@ -96,7 +96,9 @@ def test_soak_gate_on_sd3_tiny(
     # inconclusive at its confidence, a schedule the client fell behind, a near phase run past
     # a capacity the saturation estimate missed). Never failed: the server is sound, so a
     # failure here is the gate judging noise as a finding.
-    honest = ("inconclusive at", "client-limited", "known only to", "host too slow")
+    honest = ("inconclusive", "client-limited", "known only to", "host too slow",
+              "schedule_fell_behind", "could not issue on schedule", "too_few_samples",
+              "the faults were not tested")  # fmt: skip
     if outcome.outcome is GateOutcome.INVALID:
         assert all(any(h in r for h in honest) for r in outcome.reasons), outcome.reasons
     else:
