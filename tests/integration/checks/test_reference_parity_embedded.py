@@ -109,9 +109,11 @@ def test_reference_parity_on_embedded_sd3(tmp_path: Path, checkpoint_cache: Path
     assert live.effective["reference_pipeline"] == "StableDiffusion3Pipeline"
     assert live.effective["reference_dtype"] == "bfloat16"
     assert "diffusers" in live.effective["reference_versions"]  # type: ignore[operator]
-    # The directory holds the same deterministic official outputs: the same figures.
+    # The directory holds the official outputs built in a process of its own: the same
+    # verdict, and figures within a fraction of a dB (bf16 on CPU is not bitwise reproducible
+    # across processes: 0.58 dB apart at ~45 dB has been measured here, 15 dB above the bound).
     assert by_directory.outcome is live.outcome, by_directory.reasons
-    assert _figures(by_directory.measurements, "/psnr") == pytest.approx(psnr)
+    assert _figures(by_directory.measurements, "/psnr") == pytest.approx(psnr, abs=1.5)
     print("\nsd3-tiny reference-parity:", live.outcome.value,
           {k.split("/")[-2]: (round(v, 2), round(ssim[k[:-5] + "/ssim"], 4))
            for k, v in psnr.items()})  # fmt: skip
