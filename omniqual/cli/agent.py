@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from omniqual.cli.exits import user_errors
+from omniqual.cli.exits import Exit, fail, user_errors
 
 if TYPE_CHECKING:  # the client is imported when an option needs it
     from omniqual.deploy.agent.client import AgentAccess
@@ -103,7 +103,10 @@ def agent_command(
     service = AgentService(AgentConfig(pid=pid, token=token, watch_dirs=dirs,
                                        fault_control=fault_control, fault_record=fault_record,
                                        gpu=gpu))  # fmt: skip
-    server = AgentServer(service, host, port)
+    try:
+        server = AgentServer(service, host, port)
+    except OSError as exc:  # a port in use, an address not on this host
+        raise fail(Exit.USAGE, f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     signal.signal(signal.SIGTERM, _stop)
     if host not in LOOPBACK:
         typer.echo(f"warning: listening on {host}, beyond loopback: plain HTTP, so use it on a "

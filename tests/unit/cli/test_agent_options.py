@@ -41,3 +41,23 @@ def test_a_campaign_agent_names_its_target(token_file: Path) -> None:
     with pytest.raises(ValueError, match="RECIPE=URL"):
         campaign_agents(["http://a:1"], token_file, ["flux", "sd3"])
     assert campaign_agents([], None, ["sd3"]) == {}
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(
+    token_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from typer.testing import CliRunner
+
+    from omniqual.cli.main import app
+
+    def in_use(*_args: object) -> None:
+        raise OSError(98, "Address already in use")
+
+    monkeypatch.setattr("omniqual.deploy.agent.server.AgentServer", in_use)
+    result = CliRunner().invoke(app, ["agent", "--pid", str(os.getpid()), "--port", "7100",
+                                      "--token-file", str(token_file)])  # fmt: skip
+    assert result.exit_code == 2
+    assert "cannot listen on 127.0.0.1:7100: Address already in use" in result.stderr
+    assert "Traceback" not in result.output
