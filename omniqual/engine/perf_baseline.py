@@ -14,6 +14,7 @@ from pathlib import Path
 from omniqual.domain.axes import RowKey, Selector
 from omniqual.domain.result import GateResult
 from omniqual.evidence.run_reader import read_run
+from omniqual.loadgen.host_speed import CHANGED_DURING, CONTENDED
 from omniqual.specs.perf_baseline import (
     BaselineEvidence,
     PerfBaseline,
@@ -26,6 +27,8 @@ from omniqual.specs.perf_baseline import (
 
 DEFAULT_METRIC = "latency_mean"
 DEFAULT_THRESHOLD = 0.10
+UNSTEADY_PREFIXES = (CHANGED_DURING, CONTENDED)
+"""The perf gate's reasons for a host that changed under the measurement."""
 
 
 class BaselineRefused(ValueError):
@@ -84,6 +87,13 @@ def plan_update(result: GateResult, directory: Path, owner: str | None) -> Basel
                                   "deliberately")  # fmt: skip
         if old.row != result.row or old.hardware != hardware:
             raise BaselineRefused(f"{path} is for row {old.row} on {old.hardware}")
+    host = perf.get("host")
+    probe_s, steal = (host.get("probe_s"), host.get("steal_fraction")) if isinstance(
+        host, dict) else (None, None)  # fmt: skip
+    unsteady = [r for r in _strings(perf.get("reasons")) if r.startswith(UNSTEADY_PREFIXES)]
+    if unsteady:
+        raise BaselineRefused(f"result {result.result_id} was measured on a host that was not "
+                              f"steady ({unsteady[0]}): measure again on a quiet host")  # fmt: skip
     mean = sum(values) / len(values)
     stdev = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
     new = PerfBaseline(
@@ -95,9 +105,22 @@ def plan_update(result: GateResult, directory: Path, owner: str | None) -> Basel
         workload_sha256=str(perf.get("workload_sha256")),
         evidence=BaselineEvidence(run_id=result.run_id, result_id=result.result_id,
                                   set_at=result.finished_at, repetitions=tuple(values),
-                                  mean=mean, stdev=stdev),
+                                  mean=mean, stdev=stdev, host_probe_s=_positive(probe_s),
+                                  host_steal_fraction=_positive(steal, zero=True)),
     )  # fmt: skip
     return BaselineUpdate(path, old, new, tuple(baseline_diff(old, new)))
+
+
+def _positive(value: object, zero: bool = False) -> float | None:
+    if isinstance(value, int | float) and (value > 0 or (zero and value == 0)):
+        return float(value)
+    return None
+
+
+def _strings(value: object) -> list[str]:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        return []
+    return [v for v in value if isinstance(v, str)]
 
 
 def _floats(value: object) -> list[float]:

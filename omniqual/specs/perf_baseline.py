@@ -58,6 +58,16 @@ class BaselineEvidence(_Block):
     repetitions: tuple[float, ...] = Field(min_length=2)
     mean: float
     stdev: float = Field(ge=0)
+    host_probe_s: float | None = Field(
+        default=None, gt=0,
+        description="The measuring host's reference workload (seconds) while the baseline was "
+        "measured, when the server ran on that host: a run judges against it only on a host "
+        "of the same speed (omniqual.loadgen.host_speed).",
+    )  # fmt: skip
+    host_steal_fraction: float | None = Field(
+        default=None, ge=0, le=1,
+        description="The share of CPU time the hypervisor stole while the baseline was measured.",
+    )  # fmt: skip
 
 
 class PerfBaseline(_Block):

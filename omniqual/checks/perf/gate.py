@@ -15,7 +15,12 @@ baseline's own repetitions decides:
   confidence);
 * otherwise more repetitions, and at the ceiling ``invalid: inconclusive`` with the interval.
 
-Never a flake: a noisy host yields ``invalid``, not a verdict. Any failed request fails the gate
+Never a flake: a noisy host yields ``invalid``, not a verdict. When the server runs on the
+measuring host, the host's speed is read before and after the measured repetitions (a fixed
+reference workload, and hypervisor steal during them; :mod:`omniqual.loadgen.host_speed`): a host
+slower or faster than when the baseline was set, or one that changed speed during the run, is
+``invalid`` naming the readings (:mod:`omniqual.checks.perf.host`), never a regression of the
+build. Any failed request fails the gate
 (errors are findings). No baseline for the row's hardware, serve configuration and work is
 ``invalid: no baseline for this hardware/config``; the repetitions (up to ``max_repetitions``
 within the budget) are still recorded, so a baseline can be set from the result. A pass counts
@@ -34,6 +39,7 @@ from typing import Any, ClassVar, Literal
 
 from omniqual.checks.base import CheckContext, CheckOutcome
 from omniqual.checks.load_binding import endpoint_for
+from omniqual.checks.perf.host import host_reason
 from omniqual.checks.perf.judge import BaselineLookup, find_baseline, judge, serve_identity
 from omniqual.checks.perf.params import PerfParams, workload_sha256
 from omniqual.checks.perf.record import result_document
@@ -43,6 +49,7 @@ from omniqual.checks.workload_budget import HOST_TOO_SLOW
 from omniqual.client import OmniClient
 from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.loadgen.host_speed import CpuTimes, HostSpeed, reference_workload_s
 from omniqual.loadgen.regression import Comparison, Decision
 from omniqual.loadgen.workload import EndpointKind
 
@@ -61,8 +68,11 @@ class PerfCheck:
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
     measures: ClassVar[bool] = True  # request latency and throughput
 
-    def __init__(self, fingerprint: Fingerprint = _host_fingerprint) -> None:
+    def __init__(self, fingerprint: Fingerprint = _host_fingerprint,
+                 host_probe: Callable[[], float] = reference_workload_s,
+                 cpu_times: Callable[[], CpuTimes] = CpuTimes.now) -> None:  # fmt: skip
         self.fingerprint = fingerprint
+        self.host = _HostReadings(host_probe, cpu_times)
 
     async def run(self, ctx: CheckContext, params: PerfParams) -> CheckOutcome:
         api_mode = ctx.row.get("api_mode")
@@ -76,15 +86,38 @@ class PerfCheck:
             if health.status != 200:
                 return CheckOutcome(GateOutcome.FAILED, (f"before the work: GET /health "
                                                          f"{health.status}",))  # fmt: skip
-            return await _Perf(ctx, params, endpoint, client, template, self.fingerprint).run()
+            return await _Perf(ctx, params, endpoint, client, template, self.fingerprint,
+                               self.host).run()  # fmt: skip
+
+
+class _HostReadings:
+    """The host speed readings around the measured repetitions (server on this host only)."""
+
+    def __init__(self, probe: Callable[[], float], cpu_times: Callable[[], CpuTimes]) -> None:
+        self.probe, self.cpu_times = probe, cpu_times
+        self.before: float | None = None
+        self.started: CpuTimes | None = None
+
+    def start(self) -> None:
+        # Blocking on purpose (~0.1 s): no request is in flight, and the probe must not share
+        # the CPU with this process's own event loop work.
+        self.before = self.probe()
+        self.started = self.cpu_times()
+
+    def finish(self) -> HostSpeed | None:
+        if self.before is None or self.started is None:
+            return None
+        steal = self.cpu_times().steal_fraction_since(self.started)
+        return HostSpeed(self.before, self.probe(), steal)
 
 
 class _Perf:
     def __init__(self, ctx: CheckContext, params: PerfParams, endpoint: EndpointKind,
                  client: OmniClient, template: dict[str, Any], fingerprint: Fingerprint,
-                 ) -> None:  # fmt: skip
+                 host: _HostReadings) -> None:  # fmt: skip
         self.ctx, self.params, self.endpoint, self.client = ctx, params, endpoint, client
-        self.template, self.fingerprint = template, fingerprint
+        self.template, self.fingerprint, self.host = template, fingerprint, host
+        self.speed: HostSpeed | None = None
         self.reps: list[Repetition] = []
         self.rows: list[bytes] = []
         self.loop = asyncio.get_running_loop()
@@ -127,6 +160,9 @@ class _Perf:
                               f"{self.reps[-1].duration:.1f} s; {params.min_repetitions} more do "
                               f"not fit the gate's budget of {ctx.gate.budget_s:g} s)")  # fmt: skip
             return self._outcome(GateOutcome.INVALID, invalid, lookup, None, workload, identity)
+        # The reference workload runs on the server's CPUs only when the server is on this host.
+        if self.ctx.target.pid is not None and self.ctx.target.agent is None:
+            self.host.start()
         comparison = None
         while True:
             rep = await self._repetition(warmup=False)
@@ -148,11 +184,21 @@ class _Perf:
                 break
             if len(measured) >= params.max_repetitions or not self._fits(1):
                 break
+        self.speed = self.host.finish()
+        baseline = lookup.baseline if lookup else None
+        host_why = None if failures else host_reason(self.speed, baseline, params)
         if failures:
             outcome = GateOutcome.FAILED
+        elif host_why is not None and comparison is not None:
+            outcome = GateOutcome.INVALID
+            invalid.append(f"{host_why}; the comparison is recorded but does not judge: "
+                           f"{baseline.metric if baseline else 'metric'} "
+                           f"{comparison.describe()}")  # fmt: skip
         elif lookup is None or lookup.baseline is None or comparison is None:
             outcome = GateOutcome.INVALID
             invalid.append(lookup.why_not if lookup and lookup.why_not else "no comparison made")
+            if host_why is not None:  # a baseline set from this result would inherit it
+                invalid.append(host_why)
         elif comparison.decision is Decision.REGRESSED:
             outcome = GateOutcome.FAILED
             failures.append(f"{lookup.baseline.metric} regressed: {comparison.describe()}")
@@ -187,6 +233,7 @@ class _Perf:
             "baseline": lookup.baseline.evidence.model_dump(mode="json")
             if lookup and lookup.baseline else None,
             "comparison": _comparison(comparison), "confidence": params.confidence,
+            "host": self.speed.as_json() if self.speed else None,
             "outcome": outcome.value, "reasons": reasons,
         }  # fmt: skip
         measured = [r for r in self.reps if not r.warmup]
@@ -209,6 +256,14 @@ class _Perf:
                 total = sum(r.completed_requests for r in measured)
                 measurements.append(Measurement(name=name, value=result[name], unit=unit,
                                                 samples=total))  # fmt: skip
+        if self.speed is not None:  # what the host was doing, beside what the server did
+            measurements += [
+                Measurement(name="host_reference_workload_before", value=self.speed.probe_before_s,
+                            unit="s"),
+                Measurement(name="host_reference_workload_after", value=self.speed.probe_after_s,
+                            unit="s"),
+                Measurement(name="host_steal_fraction", value=self.speed.steal_fraction, unit="1"),
+            ]  # fmt: skip
         if comparison is not None:
             measurements.append(Measurement(
                 name="relative_change", value=comparison.change, unit="1", samples=len(values),

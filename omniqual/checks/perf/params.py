@@ -42,6 +42,19 @@ class PerfParams(CheckParams):
     request_timeout_s: float = Field(default=120.0, gt=0)
     baselines_dir: str = Field(default="gates/perf-baselines",
                                description="Relative to the project root.")  # fmt: skip
+    host_speed_tolerance: float | None = Field(
+        default=None, gt=0, lt=1,
+        description="How far the host's reference workload may be from the baseline's (or move "
+        "during the run) before the baseline may not judge; default the baseline's threshold "
+        "(a host that much slower could move the verdict by itself; the reference workload "
+        "itself varies by a few percent between readings on a quiet shared host).",
+    )  # fmt: skip
+    steal_tolerance: float = Field(
+        default=0.02, ge=0, lt=1,
+        description="How much more of the CPU time hypervisor steal may take during the "
+        "repetitions than when the baseline was set (without a baseline: at all) before the "
+        "host counts as contended.",
+    )  # fmt: skip
     vllm_omni_config: str | None = Field(
         default=None, description="A vLLM-Omni perf config JSON (relative to the project root)."
     )

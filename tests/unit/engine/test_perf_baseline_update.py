@@ -15,8 +15,9 @@ ROW = "model=sd3-tiny;api_mode=images-generations;execution=serial/1;hardware=cp
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def result(values: list[float], serve: str = "a" * 64, rid: str = "r1") -> GateResult:
-    perf = {"metric": "latency_mean", "values": values, "workload_sha256": "0" * 64,
+def result(values: list[float], serve: str = "a" * 64, rid: str = "r1",
+           **extra: object) -> GateResult:  # fmt: skip
+    perf = {**extra, "metric": "latency_mean", "values": values, "workload_sha256": "0" * 64,
             "hardware": "cpu-x86_64-2core-avx2",
             "serve": {"recipe": "sd3-tiny", "serve_config_sha256": serve,
                       "checkpoint_sha256": "c" * 64}}  # fmt: skip
@@ -53,3 +54,19 @@ def test_another_serve_config_is_refused(tmp_path: Path) -> None:
 def test_one_repetition_is_no_spread(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least 2"):
         plan_update(result([0.2]), tmp_path, None)
+
+
+def test_the_hosts_reference_workload_is_kept_with_the_baseline(tmp_path: Path) -> None:
+    host = {"probe_before_s": 0.0101, "probe_after_s": 0.0099, "probe_s": 0.0100,
+            "steal_fraction": 0.0}  # fmt: skip
+    update = plan_update(result([0.2, 0.22, 0.18], host=host, reasons=[]), tmp_path, "owners")
+    assert update.new.evidence.host_probe_s == pytest.approx(0.0100)
+    assert update.new.evidence.host_steal_fraction == 0.0
+
+
+def test_a_result_from_an_unsteady_host_is_refused(tmp_path: Path) -> None:
+    reasons = ["no baseline for this hardware/config: x does not exist",
+               "host speed changed during the measurement: the reference workload took 10.0 ms "
+               "before and 13.0 ms after (+30%, tolerance 5%)"]
+    with pytest.raises(BaselineRefused, match=r"not steady \(host speed changed during"):
+        plan_update(result([0.2, 0.22, 0.18], reasons=reasons), tmp_path, "owners")

@@ -22,6 +22,7 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
+from omniqual.loadgen.host_speed import CpuTimes
 from omniqual.specs.perf_baseline import (
     BaselineEvidence,
     PerfBaseline,
@@ -43,7 +44,8 @@ PARAMS = PerfParams(shapes=(ShapeSpec(name="small", width=64, height=64, steps=2
 
 
 def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = SERVE,
-                   values: Sequence[float] = BASE) -> Path:  # fmt: skip
+                   values: Sequence[float] = BASE, host_probe_s: float | None = None,
+                   host_steal_fraction: float | None = None) -> Path:  # fmt: skip
     mean = sum(values) / len(values)
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
     baseline = PerfBaseline(
@@ -51,7 +53,9 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
         threshold=0.10, owner="perf-owners", workload_sha256=workload_sha256(PARAMS, "image"),
         serve=ServeIdentity(recipe="fake", serve_config_sha256=serve, checkpoint_sha256=CKPT),
         evidence=BaselineEvidence(run_id="r0", result_id="x0", set_at=datetime(2025, 1, 1,
-                                  tzinfo=UTC), repetitions=tuple(values), mean=mean, stdev=sd),
+                                  tzinfo=UTC), repetitions=tuple(values), mean=mean, stdev=sd,
+                                  host_probe_s=host_probe_s,
+                                  host_steal_fraction=host_steal_fraction),
     )  # fmt: skip
     path = baseline_path(root / "gates/perf-baselines", row, HW)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,9 +65,11 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
 
 def run(tmp_path: Path, work_s: Sequence[float], *, baseline: dict[str, Any] | None = None,
         params: PerfParams = PARAMS, budget_s: float | None = None,
+        host: tuple[Sequence[float], float] | None = None,
         ) -> tuple[CheckOutcome, Harness]:  # fmt: skip
     """``work_s[i]`` is the fake's service time in repetition i (the first is the warm-up;
-    the last value repeats)."""
+    the last value repeats). ``host`` puts the server on this host (a pid) with the reference
+    workload readings (before, after) and the steal fraction during the repetitions."""
     fake = FakeOmni(FakeConfig(image_work_s=work_s[0]))
     harness = Harness()
     ctx, _ = context("perf", "images-generations", fake=fake, harness=harness, root=tmp_path)
@@ -81,6 +87,12 @@ def run(tmp_path: Path, work_s: Sequence[float], *, baseline: dict[str, Any] | N
 
     ctx = replace(ctx, progress=next_work)
     check = PerfCheck(fingerprint=lambda: {"host": "test"})
+    if host is not None:
+        probes, steal = iter(host[0]), host[1]
+        ticks = iter((CpuTimes(total=100.0, steal=0.0), CpuTimes(total=200.0, steal=100 * steal)))
+        check = PerfCheck(fingerprint=lambda: {"host": "test"}, host_probe=lambda: next(probes),
+                          cpu_times=lambda: next(ticks))  # fmt: skip
+        ctx = replace(ctx, target=replace(ctx.target, pid=4242))
     return _run_virtual(check.run(ctx, params)), harness
 
 

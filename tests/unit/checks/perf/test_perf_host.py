@@ -1,0 +1,80 @@
+"""The perf gate with the server on the measuring host: the host's reference workload decides
+whether the baseline may judge. A slower host is never a regression of the build, a faster one
+never hides one, a host that changed or was contended during the repetitions is invalid, and a
+baseline that never probed its host cannot judge a probed run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omniqual.domain.outcomes import GateOutcome
+from tests.unit.checks.perf.test_perf_gate import document, run
+
+SLOWER = [0.1, 0.120, 0.121, 0.119]  # 20 % slower than the baseline (0.100 s)
+SAME = [0.1, 0.101, 0.099, 0.100]
+
+
+def test_on_a_host_as_fast_as_the_baselines_a_slower_server_still_fails(tmp_path: Path) -> None:
+    outcome, harness = run(tmp_path, SLOWER, baseline={"host_probe_s": 0.010},
+                           host=((0.0101, 0.0099), 0.0))  # fmt: skip
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    host = document(outcome, harness)["judgement"]["host"]
+    assert host["probe_before_s"] == 0.0101 and host["probe_after_s"] == 0.0099
+    assert host["steal_fraction"] == 0.0
+    named = {m.name: m.value for m in outcome.measurements}
+    assert named["host_reference_workload_before"] == 0.0101
+    assert named["host_reference_workload_after"] == 0.0099
+    assert named["host_steal_fraction"] == 0.0
+
+
+def test_a_slower_host_is_invalid_not_a_regression(tmp_path: Path) -> None:
+    outcome, harness = run(tmp_path, SLOWER, baseline={"host_probe_s": 0.010},
+                           host=((0.0125, 0.0124), 0.0))  # fmt: skip
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert outcome.reasons[0].startswith("host speed differs from the baseline's")
+    assert "12.5 ms before the measurement against 10.0 ms" in outcome.reasons[0]
+    assert "+25%, tolerance 10%" in outcome.reasons[0]
+    # The comparison is still recorded, for whoever reads the evidence.
+    assert document(outcome, harness)["judgement"]["comparison"]["decision"] == "regressed"
+
+
+def test_a_faster_host_cannot_hide_a_regression_behind_a_pass(tmp_path: Path) -> None:
+    outcome, _ = run(tmp_path, SAME, baseline={"host_probe_s": 0.010},
+                     host=((0.0080, 0.0081), 0.0))  # fmt: skip
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert "-20%" in outcome.reasons[0]
+
+
+def test_a_host_that_changed_during_the_repetitions_is_invalid(tmp_path: Path) -> None:
+    outcome, _ = run(tmp_path, SAME, baseline={"host_probe_s": 0.010},
+                     host=((0.0100, 0.0130), 0.0))  # fmt: skip
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert outcome.reasons[0].startswith("host speed changed during the measurement")
+
+
+def test_more_hypervisor_steal_than_the_baseline_saw_is_invalid(tmp_path: Path) -> None:
+    baseline = {"host_probe_s": 0.010, "host_steal_fraction": 0.05}
+    outcome, _ = run(tmp_path, SAME, baseline=baseline, host=((0.0100, 0.0100), 0.06))
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons  # as much as it saw, about
+    outcome, _ = run(tmp_path / "busier", SAME, baseline=baseline, host=((0.0100, 0.0100), 0.08))
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert outcome.reasons[0].startswith("host contended: the hypervisor stole 8.0%")
+
+
+def test_a_baseline_that_never_probed_its_host_cannot_judge_a_local_server(tmp_path: Path) -> None:
+    outcome, _ = run(tmp_path, SLOWER, baseline={}, host=((0.0100, 0.0100), 0.0))
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert outcome.reasons[0].startswith("host speed not probed when the baseline was set")
+
+
+def test_a_probed_baseline_cannot_judge_a_server_on_another_host(tmp_path: Path) -> None:
+    outcome, _ = run(tmp_path, SLOWER, baseline={"host_probe_s": 0.010})
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert "this run's server is not on this host" in outcome.reasons[0]
+
+
+def test_without_a_baseline_an_unsteady_host_is_named_too(tmp_path: Path) -> None:
+    outcome, _ = run(tmp_path, SAME, host=((0.0100, 0.0150), 0.0))
+    assert outcome.outcome is GateOutcome.INVALID
+    assert "does not exist" in outcome.reasons[0]
+    assert outcome.reasons[1].startswith("host speed changed during the measurement")
