@@ -75,7 +75,7 @@ def test_abort_gate_on_embedded(
     if execution == "serial/1":
         # The shipped spec on the bundled serial model: every cancel ends its request with one
         # terminal result and cleanup holds, so the gate passes (cut work running on is the
-        # row's declared request-level limitation). Measured passing 5 of 5 times on a 2-core
+        # row's declared request-level limitation). Measured passing 6 of 6 times on a 2-core
         # host, the queued window's noise at most half its bound (0.174 s of 0.347 s) and the
         # late cut's bound at most half the work it left (0.100 s of 0.208 s).
         assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
