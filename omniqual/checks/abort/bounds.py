@@ -7,12 +7,18 @@ Every bound is scaled to what the calibration measured, never to a fixed slack:
   step in flight plus one for the abort to land), plus the measured noise: the solo runs'
   relative spread on those steps and the CPU the idle rate's spread can fake over the window;
 - a queued cut may show at most ``max_queued_work_x_service`` of a solo run (anything above is
-  work that ran); the measured noise (the solo runs' spread plus the idle CPU spread over the
-  window) must lie below that bound, or the window cannot tell queued work from noise.
+  work that ran). The window must tell "did not run" from "ran": its noise when nothing ran (the
+  CPU the idle rate's spread can fake over the window, plus the solo runs' relative spread on a
+  peer's tail taken off it) must lie below the bound, and a request that ran in full (at least
+  the shortest solo run, bounded by the median less the solo runs' range) must stand above the
+  bound by more than that noise.
 
-A verdict the evidence cannot carry is ``invalid``: noise at or above the queued bound, a step
-bound not below the work the cut request had left (an ignored cut would pass), no usable CPU
-estimate where gauges are not taken as proof, or no measured spread at all.
+The solo runs' spread is how much the work of a request varies on the host; it is noise only on
+work that is there (steps after a cut, a peer's tail), never on a window in which nothing ran.
+
+A verdict the evidence cannot carry is ``invalid``: a queued window that cannot tell a run from
+none, a step bound not below the work the cut request had left (an ignored cut would pass), no
+usable CPU estimate where gauges are not taken as proof, or no measured spread at all.
 """
 
 from dataclasses import dataclass
@@ -73,17 +79,27 @@ def judge_cut(
     cpu_noise = base.cpu_noise_s(window.seconds)
     if queued:
         bound = max_queued_work_x_service * base.solo_s
-        noise = base.solo_spread_s + cpu_noise
+        # Zero-work noise: a peer's tail is work that varies like any run, the rest is idling.
+        noise = cpu_noise + spread * shared_s
+        floor = base.solo_s - base.solo_spread_s  # at most the shortest timed solo run
         if finished or (noise < bound and ran_on is not None and ran_on > bound):
             return CutVerdict(ran_on, bound, noise, failure=(
                 f"a request cancelled while queued ran after its cancel ({seen}; bound "
                 f"{max_queued_work_x_service:g} of a {base.solo_s:.3f} s solo run = {bound:.3f} s, "
                 f"measured noise {noise:.3f} s): queued work must never run"))  # fmt: skip
         if noise >= bound:
+            tail = f" + {spread:.0%} solo spread on the {shared_s:.3f} s peer tail" if (
+                shared_s) else ""  # fmt: skip
             return CutVerdict(ran_on, bound, noise, invalid=(
-                f"the measured noise ({noise:.3f} s: solo spread {base.solo_spread_s:.3f} s + "
-                f"idle CPU spread {cpu_noise:.3f} s) is not below the queued bound "
-                f"({bound:.3f} s): queued work cannot be told from noise"))  # fmt: skip
+                f"the measured noise ({noise:.3f} s: idle CPU spread {cpu_noise:.3f} s{tail}) is "
+                f"not below the queued bound ({bound:.3f} s): queued work cannot be told from "
+                "noise"))  # fmt: skip
+        if floor - noise <= bound:
+            return CutVerdict(ran_on, bound, noise, invalid=(
+                f"a queued request that ran in full would show {floor:.3f} s (the median solo "
+                f"run less the runs' {base.solo_spread_s:.3f} s range) less {noise:.3f} s of "
+                f"noise, not above the queued bound ({bound:.3f} s): queued work cannot be "
+                "told from noise"))  # fmt: skip
         return CutVerdict(ran_on, bound, noise, invalid=_unproven(window, base, gauges_prove_stop))
     step_s = base.step_s if base.step_s is not None else 0.1 * base.solo_s
     steps_s = max_steps_after_cut * step_s

@@ -85,7 +85,8 @@ async def _calibrate(
         if steps is None:
             break
         shape = shape.model_copy(update={"steps": steps})
-    info = {"calibration": rounds, "solo_s": driver.solo_s, "steps": shape.steps,
+    # The steps of the last round timed (a resize after the last round was never measured).
+    info = {"calibration": rounds, "solo_s": driver.solo_s, "steps": rounds[-1]["steps"],
             "solo_spread_s": rounds[-1]["solo_spread_s"]}
     return driver, [], info
 

@@ -4,8 +4,9 @@ made longer (more steps) until that run takes at least ``min_service_s``, so the
 inside denoising rather than racing the answer. The work-after-cut bounds hold each cut to the
 row's abort boundary: a step-execution cut may compute ``max_steps_after_cut`` more steps of the
 measured step time, a queued cut (any mode) at most ``max_queued_work_x_service`` of a solo run.
-Their slack is measured, not declared: the spread of the ``calibration_repeats`` timed solo runs
-and of as many parts of the idle window (see ``bounds``)."""
+Their slack is measured, not declared: the spread of as many parts of the idle window as
+``calibration_repeats`` is the noise of a window in which nothing ran, the spread of as many
+timed solo runs is how much real work varies (see ``bounds``)."""
 
 from pydantic import Field
 
@@ -17,7 +18,11 @@ class AbortParams(CheckParams):
     shape: ShapeSpec = Field(
         default_factory=lambda: ShapeSpec(name="abort", width=256, height=256, steps=16)
     )
-    min_service_s: float = Field(default=0.6, gt=0)
+    min_service_s: float = Field(
+        default=1.2, gt=0,
+        description="The calibrated solo run takes at least this long, so the late cut's work "
+        "left stands above its step bound (whose idle CPU noise does not shrink with it).",
+    )  # fmt: skip
     max_service_s: float | None = Field(
         default=None,
         gt=0,
@@ -28,8 +33,8 @@ class AbortParams(CheckParams):
     max_steps: int = Field(default=200, gt=0)
     calibration_repeats: int = Field(
         default=2, ge=2,
-        description="Timed solo runs (after a warm-up) and idle-window parts; their spread is "
-        "the measured noise the work-after-cut bounds allow.",
+        description="Timed solo runs (after a warm-up) and idle-window parts: the idle parts' "
+        "spread is zero-work noise, the solo runs' spread how much real work varies.",
     )  # fmt: skip
     points: dict[str, float] = Field(
         default_factory=lambda: {"early": 0.15, "middle": 0.5, "late": 0.85},

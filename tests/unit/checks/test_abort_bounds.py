@@ -1,7 +1,8 @@
 """The work-after-cut bounds with controlled figures (no clock): a step cut may compute the
 declared steps of the measured step time plus the measured noise, a queued cut a quarter of a
-solo run; a measurement that cannot carry the verdict (CPU estimate dropped, noise above the
-bound, a bound above the work left) is invalid, never passed."""
+solo run; a measurement that cannot carry the verdict (CPU estimate dropped, zero-work noise
+above the bound, a full run that could hide under it, a bound above the work left) is invalid,
+never passed."""
 
 from omniqual.checks.abort.bounds import CutVerdict, judge_cut
 from omniqual.checks.abort.work import Boundary, WorkBaseline, WorkWindow
@@ -68,11 +69,51 @@ def test_a_queued_window_takes_off_the_peers_measured_tail() -> None:
     assert (verdict.failure, verdict.invalid) == (None, None)
 
 
-def test_noise_at_or_above_the_queued_bound_is_invalid() -> None:
-    noisy = WorkBaseline(IDLE, BUSY, 0.8, 64, idle_rate_spread=0.02, solo_spread_s=0.25)
-    verdict = judge(True, window(1.3, 0.0, noisy), noisy, left_s=0.8)
+def test_idle_noise_at_or_above_the_queued_bound_is_invalid() -> None:
+    # The idle rate spreads by 0.16 CPU s/s: over 1.3 s that fakes 0.208 s of service, above
+    # the 0.2 s bound, so a clean-looking window proves nothing and a busy one proves no run.
+    noisy = WorkBaseline(IDLE, BUSY, 0.8, 64, idle_rate_spread=0.16, solo_spread_s=0.04)
+    for served in (0.0, 0.25):
+        verdict = judge(True, window(1.3, served, noisy), noisy, left_s=0.8)
+        assert verdict.failure is None
+        assert verdict.invalid is not None
+        assert verdict.invalid.startswith("the measured noise (0.208 s: idle CPU spread 0.208 s)")
+        assert "cannot be told from noise" in verdict.invalid
+
+
+def test_the_solo_spread_is_no_noise_on_a_queued_window_in_which_nothing_ran() -> None:
+    # sd3-tiny on a 2-core host: solo runs spread by a quarter of a run, the idle rate by 0.02.
+    # A window in which nothing ran idles within 0.026 s, far below the 0.2 s bound: judged.
+    wide = WorkBaseline(IDLE, BUSY, 0.8, 64, idle_rate_spread=0.02, solo_spread_s=0.2)
+    clean = judge(True, window(1.3, 0.01, wide), wide, left_s=0.8, gauges_prove_stop=True)
+    assert (clean.failure, clean.invalid) == (None, None)
+    assert abs(clean.noise_s - 0.026) < 1e-9
+    # The same host with a queued cancel ignored: the run, however short, stands above the bound.
+    ran = judge(True, window(1.3, 0.8 - 0.2, wide), wide, left_s=0.8)
+    assert ran.failure is not None and "queued work must never run" in ran.failure
+
+
+def test_a_full_run_that_could_hide_under_the_queued_bound_is_invalid() -> None:
+    # Solo runs spread by 0.58 s around 0.8 s: the shortest may be 0.22 s, which less the idle
+    # noise is not above the 0.2 s bound, so a clean window cannot tell a run from none.
+    wild = WorkBaseline(IDLE, BUSY, 0.8, 64, idle_rate_spread=0.02, solo_spread_s=0.58)
+    verdict = judge(True, window(1.3, 0.0, wild), wild, left_s=0.8, gauges_prove_stop=True)
     assert verdict.failure is None
-    assert verdict.invalid is not None and "cannot be told from noise" in verdict.invalid
+    assert verdict.invalid is not None
+    assert verdict.invalid.startswith("a queued request that ran in full would show 0.220 s")
+    assert "cannot be told from noise" in verdict.invalid
+
+
+def test_a_peer_tail_taken_off_adds_the_solo_spread_on_it() -> None:
+    # A 0.6 s peer tail varies like any run (25 % here): 0.15 s of noise on top of the idle
+    # CPU's 0.032 s is still below the 0.2 s bound; a 0.9 s tail (0.225 s) is not.
+    wide = WorkBaseline(IDLE, BUSY, 0.8, 64, idle_rate_spread=0.02, solo_spread_s=0.2)
+    near = judge(True, window(1.6, 0.6, wide), wide, left_s=0.8, shared_s=0.6,
+                 gauges_prove_stop=True)  # fmt: skip
+    assert (near.failure, near.invalid) == (None, None)
+    assert abs(near.noise_s - (0.032 + 0.15)) < 1e-9
+    far = judge(True, window(1.6, 0.9, wide), wide, left_s=0.8, shared_s=0.9)
+    assert far.invalid is not None and "solo spread on the 0.900 s peer tail" in far.invalid
 
 
 def test_a_dropped_cpu_estimate_leaves_gauges_alone_and_is_invalid() -> None:

@@ -4,7 +4,7 @@ The fake has no process of its own, so there is no server CPU time, and the ship
 not take /metrics gauges as proof that cut work stopped (``gauges_prove_stop: false``: a real
 vLLM-Omni's drop at the cut while its worker computes on). So a clean fake cannot pass under the
 shipped settings: every cut that looks clean is ``invalid`` for that stated reason, and nothing
-fails. The fake serves a request in 0.7 s, past the shipped ``min_service_s`` (0.6 s), so the
+fails. The fake serves a request in 1.3 s, past the shipped ``min_service_s`` (1.2 s), so the
 calibration settles at once, as it does on a real server; its temp dir is the one a launched
 target's TMPDIR would be (the shipped ``watch_dirs`` is empty: the server's own)."""
 
@@ -33,7 +33,7 @@ def test_a_clean_fake_under_the_shipped_settings_is_invalid_for_want_of_cpu_time
 ) -> None:
     params = AbortParams.model_validate(SHIPPED.params)
     assert params.gauges_prove_stop is False and params.watch_dirs == ()
-    server = SerialFakeOmni(FakeConfig(image_work_s=0.7, temp_dir=tmp_path))
+    server = SerialFakeOmni(FakeConfig(image_work_s=1.3, temp_dir=tmp_path))
     ctx, _ = context("abort", "images-generations", fake=server)
     ctx = replace(ctx, gate=SHIPPED, target=replace(ctx.target, temp_dirs=(tmp_path,)))
     outcome = asyncio.run(AbortCheck().run(ctx, params))
