@@ -77,10 +77,17 @@ def test_abort_gate_on_embedded(
         # terminal result and cleanup holds, so the gate passes (cut work running on is the
         # row's declared request-level limitation). Measured passing 6 of 6 times on a 2-core
         # host, the queued window's noise at most half its bound (0.174 s of 0.347 s) and the
-        # late cut's bound at most half the work it left (0.100 s of 0.208 s).
-        assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
-        queued = next(cut for cut in work["cuts"] if cut["case"] == "disconnect-queued")
-        assert queued["noise_s"] < queued["allowed_s"]
+        # late cut's bound at most half the work it left (0.100 s of 0.208 s). A host busier
+        # than that may still make it honestly invalid, but only for the noise it names; never
+        # failed.
+        honest = ("the cut point was not reached", "told from noise", "told from one it obeyed",
+                  "cannot tell serving from idling", "host too slow")  # fmt: skip
+        if outcome.outcome is GateOutcome.INVALID:
+            assert all(any(h in r for h in honest) for r in outcome.reasons), outcome.reasons
+        else:
+            assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+            queued = next(cut for cut in work["cuts"] if cut["case"] == "disconnect-queued")
+            assert queued["noise_s"] < queued["allowed_s"]
     else:
         assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED, GateOutcome.INVALID)
     assert len(outcome.cases) >= 6
