@@ -72,7 +72,7 @@ class PerfCheck:
                  host_probe: Callable[[], float] = reference_workload_s,
                  cpu_times: Callable[[], CpuTimes] = CpuTimes.now) -> None:  # fmt: skip
         self.fingerprint = fingerprint
-        self.host = _HostReadings(host_probe, cpu_times)
+        self.host_probe, self.cpu_times = host_probe, cpu_times
 
     async def run(self, ctx: CheckContext, params: PerfParams) -> CheckOutcome:
         api_mode = ctx.row.get("api_mode")
@@ -86,8 +86,10 @@ class PerfCheck:
             if health.status != 200:
                 return CheckOutcome(GateOutcome.FAILED, (f"before the work: GET /health "
                                                          f"{health.status}",))  # fmt: skip
+            # Fresh readings per run: one check instance may run several rows and targets.
+            host = _HostReadings(self.host_probe, self.cpu_times)
             return await _Perf(ctx, params, endpoint, client, template, self.fingerprint,
-                               self.host).run()  # fmt: skip
+                               host).run()  # fmt: skip
 
 
 class _HostReadings:

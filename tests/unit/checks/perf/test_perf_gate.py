@@ -65,11 +65,12 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
 
 def run(tmp_path: Path, work_s: Sequence[float], *, baseline: dict[str, Any] | None = None,
         params: PerfParams = PARAMS, budget_s: float | None = None,
-        host: tuple[Sequence[float], float] | None = None,
-        ) -> tuple[CheckOutcome, Harness]:  # fmt: skip
+        host: tuple[Sequence[float], float] | None = None, check: PerfCheck | None = None,
+        local: bool | None = None) -> tuple[CheckOutcome, Harness]:  # fmt: skip
     """``work_s[i]`` is the fake's service time in repetition i (the first is the warm-up;
     the last value repeats). ``host`` puts the server on this host (a pid) with the reference
-    workload readings (before, after) and the steal fraction during the repetitions."""
+    workload readings (before, after) and the steal fraction during the repetitions; or
+    ``check`` (its own readings) with ``local`` saying whether the server is on this host."""
     fake = FakeOmni(FakeConfig(image_work_s=work_s[0]))
     harness = Harness()
     ctx, _ = context("perf", "images-generations", fake=fake, harness=harness, root=tmp_path)
@@ -86,7 +87,9 @@ def run(tmp_path: Path, work_s: Sequence[float], *, baseline: dict[str, Any] | N
         fake.config.image_work_s = next(calls, fake.config.image_work_s)
 
     ctx = replace(ctx, progress=next_work)
-    check = PerfCheck(fingerprint=lambda: {"host": "test"})
+    check = check or PerfCheck(fingerprint=lambda: {"host": "test"})
+    if local:
+        ctx = replace(ctx, target=replace(ctx.target, pid=4242))
     if host is not None:
         probes, steal = iter(host[0]), host[1]
         ticks = iter((CpuTimes(total=100.0, steal=0.0), CpuTimes(total=200.0, steal=100 * steal)))

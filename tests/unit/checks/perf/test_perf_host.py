@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from omniqual.checks.perf import PerfCheck
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.loadgen.host_speed import CpuTimes
 from tests.unit.checks.perf.test_perf_gate import document, run
 
 SLOWER = [0.1, 0.120, 0.121, 0.119]  # 20 % slower than the baseline (0.100 s)
@@ -78,3 +80,12 @@ def test_without_a_baseline_an_unsteady_host_is_named_too(tmp_path: Path) -> Non
     assert outcome.outcome is GateOutcome.INVALID
     assert "does not exist" in outcome.reasons[0]
     assert outcome.reasons[1].startswith("host speed changed during the measurement")
+
+
+def test_one_check_keeps_no_host_reading_from_one_run_to_the_next(tmp_path: Path) -> None:
+    check = PerfCheck(fingerprint=lambda: {"host": "test"}, host_probe=lambda: 0.010,
+                      cpu_times=lambda: CpuTimes(total=100.0, steal=0.0))  # fmt: skip
+    local, harness = run(tmp_path / "local", SAME, check=check, local=True)
+    assert document(local, harness)["judgement"]["host"] is not None
+    remote, harness = run(tmp_path / "remote", SAME, check=check, local=False)
+    assert document(remote, harness)["judgement"]["host"] is None  # nothing probed, nothing kept
