@@ -88,8 +88,9 @@ def plan_update(result: GateResult, directory: Path, owner: str | None) -> Basel
         if old.row != result.row or old.hardware != hardware:
             raise BaselineRefused(f"{path} is for row {old.row} on {old.hardware}")
     host = perf.get("host")
-    probe_s, steal = (host.get("probe_s"), host.get("steal_fraction")) if isinstance(
-        host, dict) else (None, None)  # fmt: skip
+    probe_s, steal, workload = (host.get("probe_s"), host.get("steal_fraction"),
+                                host.get("workload")) if isinstance(host, dict) else (
+        None, None, None)  # fmt: skip
     unsteady = [r for r in _strings(perf.get("reasons")) if r.startswith(UNSTEADY_PREFIXES)]
     if unsteady:
         raise BaselineRefused(f"result {result.result_id} was measured on a host that was not "
@@ -106,6 +107,8 @@ def plan_update(result: GateResult, directory: Path, owner: str | None) -> Basel
         evidence=BaselineEvidence(run_id=result.run_id, result_id=result.result_id,
                                   set_at=result.finished_at, repetitions=tuple(values),
                                   mean=mean, stdev=stdev, host_probe_s=_positive(probe_s),
+                                  host_probe_workload=(workload if isinstance(workload, str)
+                                                       and probe_s is not None else None),
                                   host_steal_fraction=_positive(steal, zero=True)),
     )  # fmt: skip
     return BaselineUpdate(path, old, new, tuple(baseline_diff(old, new)))

@@ -6,10 +6,14 @@ machine, hypervisor steal, a slower instance of the "same" hardware class. Compa
 baseline set on another day, that shift reads as a regression of the build. Two readings tell
 the two apart, both taken in the measuring process while the server (on this host) is idle:
 
-* the **reference workload**: a fixed float32 matrix product and ``tanh`` (the same BLAS and
-  vector units the server's kernels use), timed several times; its median in seconds. On an
-  idle 2-core host it repeats within a few percent; a competing process or a slower host moves
-  it with the server.
+* the **reference workload** (:data:`REFERENCE_WORKLOAD`): a fixed float32 matrix product and
+  ``tanh`` (the same BLAS and vector units the server's kernels use), timed several times; its
+  median in seconds. The matrices are small enough that BLAS keeps it on one thread: a
+  multi-threaded reading waits for its slowest thread, so any thread on the other core (the
+  server's own workers still spinning after a request) moved it by up to 2x while the server's
+  latency held within a few percent. On a steady 2-core host it repeats within a few percent; a
+  slower host or a busy neighbour moves it with the server. A baseline records which workload
+  its reading is of: another one's seconds are not comparable.
 * the **steal fraction**: the share of all CPU time the hypervisor gave to other guests over an
   interval (``/proc/stat`` steal through psutil; 0 where the platform does not report it).
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,8 +34,14 @@ CHANGED_DURING = "host speed changed during the measurement"
 CONTENDED = "host contended"
 DIFFERS = "host speed differs from the baseline's"
 
-_SIDE = 256
-_ROUNDS = 40
+_SIDE = 64
+"""Below OpenBLAS's threading threshold (a 72-wide product already uses a second thread)."""
+_ROUNDS = 400
+REFERENCE_WORKLOAD = f"float32 matmul {_SIDE}x{_SIDE} + tanh, x{_ROUNDS}, one thread"
+"""What :func:`reference_workload_s` times; a reading of another workload is not comparable."""
+SETTLE_S = 0.5
+"""Idle time before a reading: a server's worker threads keep spinning briefly after a
+request, and the reading must not share the CPUs with them."""
 
 
 def reference_workload_s(repeats: int = 15) -> float:
@@ -68,20 +79,39 @@ class CpuTimes:
 
 @dataclass(frozen=True, slots=True)
 class HostSpeed:
-    """The host readings around one measurement: reference workload before and after it, and
-    the steal fraction during it."""
+    """The host readings of one measurement: the reference workload in its first and second
+    half, and the steal fraction during it."""
 
     probe_before_s: float
+    """The reference workload in the first half of the measurement (the median of its readings
+    there)."""
     probe_after_s: float
+    """... and in the second half."""
     steal_fraction: float
+    workload: str = REFERENCE_WORKLOAD
+    readings: tuple[float, ...] = ()
+    """Every reading, in order: one before the measured work and one after each part of it.
+    A single short reading catches a neighbour's burst as often as the host's speed: spread
+    over the measurement, their medians read the host the work ran on."""
+
+    @classmethod
+    def of(cls, readings: Sequence[float], steal_fraction: float) -> HostSpeed:
+        if len(readings) < 2:
+            raise ValueError(f"a host speed needs a reading before and after, got {len(readings)}")
+        half = len(readings) // 2
+        return cls(statistics.median(readings[:half]), statistics.median(readings[half:]),
+                   steal_fraction, readings=tuple(readings))  # fmt: skip
 
     @property
     def probe_s(self) -> float:
+        if self.readings:
+            return statistics.median(self.readings)
         return (self.probe_before_s + self.probe_after_s) / 2
 
-    def as_json(self) -> dict[str, float]:
+    def as_json(self) -> dict[str, float | str | list[float]]:
         return {"probe_before_s": self.probe_before_s, "probe_after_s": self.probe_after_s,
-                "probe_s": self.probe_s, "steal_fraction": self.steal_fraction}  # fmt: skip
+                "probe_s": self.probe_s, "steal_fraction": self.steal_fraction,
+                "workload": self.workload, "readings": list(self.readings)}  # fmt: skip
 
 
 def unsteady_reason(speed: HostSpeed, tolerance: float, steal_tolerance: float) -> str | None:
@@ -91,8 +121,9 @@ def unsteady_reason(speed: HostSpeed, tolerance: float, steal_tolerance: float) 
     moved = speed.probe_after_s / speed.probe_before_s - 1
     if abs(moved) > tolerance:
         return (f"{CHANGED_DURING}: the reference workload took "
-                f"{speed.probe_before_s * 1e3:.1f} ms before and {speed.probe_after_s * 1e3:.1f} "
-                f"ms after ({moved:+.0%}, tolerance {tolerance:.0%})")  # fmt: skip
+                f"{speed.probe_before_s * 1e3:.1f} ms in the first half of the measurement and "
+                f"{speed.probe_after_s * 1e3:.1f} ms in the second ({moved:+.0%}, tolerance "
+                f"{tolerance:.0%})")  # fmt: skip
     if speed.steal_fraction > steal_tolerance:
         return _contended(speed, None, steal_tolerance)
     return None
@@ -107,11 +138,11 @@ def drift_reason(speed: HostSpeed, baseline_probe_s: float, baseline_steal: floa
     latencies a third longer than on the same guest without it."""
     if (unsteady := unsteady_reason(speed, tolerance, 1.0)) is not None:
         return unsteady
-    for when, value in (("before", speed.probe_before_s), ("after", speed.probe_after_s)):
+    for when, value in (("first", speed.probe_before_s), ("second", speed.probe_after_s)):
         moved = value / baseline_probe_s - 1
         if abs(moved) > tolerance:
             return (f"{DIFFERS}: the reference workload took "
-                    f"{value * 1e3:.1f} ms {when} the measurement against "
+                    f"{value * 1e3:.1f} ms in the {when} half of the measurement against "
                     f"{baseline_probe_s * 1e3:.1f} ms when the baseline was set ({moved:+.0%}, "
                     f"tolerance {tolerance:.0%})")  # fmt: skip
     if speed.steal_fraction - (baseline_steal or 0.0) > steal_tolerance:

@@ -64,6 +64,11 @@ class BaselineEvidence(_Block):
         "measured, when the server ran on that host: a run judges against it only on a host "
         "of the same speed (omniqual.loadgen.host_speed).",
     )  # fmt: skip
+    host_probe_workload: str | None = Field(
+        default=None,
+        description="Which reference workload ``host_probe_s`` timed: a run's reading of "
+        "another one is not comparable with it.",
+    )  # fmt: skip
     host_steal_fraction: float | None = Field(
         default=None, ge=0, le=1,
         description="The share of CPU time the hypervisor stole while the baseline was measured.",

@@ -49,7 +49,7 @@ from omniqual.checks.workload_budget import HOST_TOO_SLOW
 from omniqual.client import OmniClient
 from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.loadgen.host_speed import CpuTimes, HostSpeed, reference_workload_s
+from omniqual.loadgen.host_speed import SETTLE_S, CpuTimes, HostSpeed, reference_workload_s
 from omniqual.loadgen.regression import Comparison, Decision
 from omniqual.loadgen.workload import EndpointKind
 
@@ -70,9 +70,10 @@ class PerfCheck:
 
     def __init__(self, fingerprint: Fingerprint = _host_fingerprint,
                  host_probe: Callable[[], float] = reference_workload_s,
-                 cpu_times: Callable[[], CpuTimes] = CpuTimes.now) -> None:  # fmt: skip
+                 cpu_times: Callable[[], CpuTimes] = CpuTimes.now,
+                 settle_s: float = SETTLE_S) -> None:  # fmt: skip
         self.fingerprint = fingerprint
-        self.host_probe, self.cpu_times = host_probe, cpu_times
+        self.host_probe, self.cpu_times, self.settle_s = host_probe, cpu_times, settle_s
 
     async def run(self, ctx: CheckContext, params: PerfParams) -> CheckOutcome:
         api_mode = ctx.row.get("api_mode")
@@ -87,7 +88,7 @@ class PerfCheck:
                 return CheckOutcome(GateOutcome.FAILED, (f"before the work: GET /health "
                                                          f"{health.status}",))  # fmt: skip
             # Fresh readings per run: one check instance may run several rows and targets.
-            host = _HostReadings(self.host_probe, self.cpu_times)
+            host = _HostReadings(self.host_probe, self.cpu_times, self.settle_s)
             return await _Perf(ctx, params, endpoint, client, template, self.fingerprint,
                                host).run()  # fmt: skip
 
@@ -95,22 +96,26 @@ class PerfCheck:
 class _HostReadings:
     """The host speed readings around the measured repetitions (server on this host only)."""
 
-    def __init__(self, probe: Callable[[], float], cpu_times: Callable[[], CpuTimes]) -> None:
-        self.probe, self.cpu_times = probe, cpu_times
-        self.before: float | None = None
+    def __init__(self, probe: Callable[[], float], cpu_times: Callable[[], CpuTimes],
+                 settle_s: float) -> None:  # fmt: skip
+        self.probe, self.cpu_times, self.settle_s = probe, cpu_times, settle_s
+        self.readings: list[float] = []
         self.started: CpuTimes | None = None
 
-    def start(self) -> None:
-        # Blocking on purpose (~0.1 s): no request is in flight, and the probe must not share
-        # the CPU with this process's own event loop work.
-        self.before = self.probe()
-        self.started = self.cpu_times()
+    async def read(self) -> None:
+        """One reading, once the server's workers are idle. Blocking on purpose (~0.1 s): no
+        request is in flight, and the probe must not share the CPU with this process's own
+        event loop work."""
+        if self.started is None:
+            self.started = self.cpu_times()
+        await asyncio.sleep(self.settle_s)
+        self.readings.append(self.probe())
 
     def finish(self) -> HostSpeed | None:
-        if self.before is None or self.started is None:
+        if self.started is None or len(self.readings) < 2:
             return None
         steal = self.cpu_times().steal_fraction_since(self.started)
-        return HostSpeed(self.before, self.probe(), steal)
+        return HostSpeed.of(self.readings, steal)
 
 
 class _Perf:
@@ -163,11 +168,14 @@ class _Perf:
                               f"not fit the gate's budget of {ctx.gate.budget_s:g} s)")  # fmt: skip
             return self._outcome(GateOutcome.INVALID, invalid, lookup, None, workload, identity)
         # The reference workload runs on the server's CPUs only when the server is on this host.
-        if self.ctx.target.pid is not None and self.ctx.target.agent is None:
-            self.host.start()
+        probing = self.ctx.target.pid is not None and self.ctx.target.agent is None
+        if probing:
+            await self.host.read()
         comparison = None
         while True:
             rep = await self._repetition(warmup=False)
+            if probing:
+                await self.host.read()
             if rep.failed_requests:
                 failures.append(f"repetition {rep.index}: {rep.failed_requests} of "
                                 f"{params.requests} requests failed ({', '.join(rep.errors)})")

@@ -37,5 +37,9 @@ def host_reason(speed: HostSpeed | None, baseline: PerfBaseline | None,
     if recorded is None:
         return (f"{NOT_PROBED} when the baseline was set: it cannot tell a slower host from a "
                 "slower build (re-set it with `omniqual perf baseline update`)")
+    if baseline.evidence.host_probe_workload != speed.workload:
+        return (f"{NOT_PROBED} with this run's reference workload when the baseline was set "
+                f"(it timed {baseline.evidence.host_probe_workload or 'an unnamed one'}, this "
+                f"run {speed.workload}): re-set it with `omniqual perf baseline update`")
     return drift_reason(speed, recorded, baseline.evidence.host_steal_fraction, allowed,
                         params.steal_tolerance)

@@ -58,9 +58,10 @@ def test_one_repetition_is_no_spread(tmp_path: Path) -> None:
 
 def test_the_hosts_reference_workload_is_kept_with_the_baseline(tmp_path: Path) -> None:
     host = {"probe_before_s": 0.0101, "probe_after_s": 0.0099, "probe_s": 0.0100,
-            "steal_fraction": 0.0}  # fmt: skip
+            "steal_fraction": 0.0, "workload": "float32 matmul 64x64 + tanh"}  # fmt: skip
     update = plan_update(result([0.2, 0.22, 0.18], host=host, reasons=[]), tmp_path, "owners")
     assert update.new.evidence.host_probe_s == pytest.approx(0.0100)
+    assert update.new.evidence.host_probe_workload == "float32 matmul 64x64 + tanh"
     assert update.new.evidence.host_steal_fraction == 0.0
 
 

@@ -35,13 +35,24 @@ def test_a_steady_host_within_tolerance_has_no_reason() -> None:
 def test_drift_names_both_readings_and_the_tolerance() -> None:
     reason = drift_reason(HostSpeed(0.010, 0.0104, 0.0), 0.0080, None, 0.05, 0.02)
     assert reason is not None
-    assert "10.0 ms before the measurement against 8.0 ms" in reason
+    assert "10.0 ms in the first half of the measurement against 8.0 ms" in reason
     assert "(+25%, tolerance 5%)" in reason
 
 
 def test_the_after_reading_counts_as_much_as_the_before() -> None:
     reason = drift_reason(HostSpeed(0.0100, 0.0104, 0.0), 0.0096, None, 0.05, 0.02)
-    assert reason is not None and "after the measurement" in reason
+    assert reason is not None and "in the second half of the measurement" in reason
+
+
+def test_readings_spread_over_the_measurement_are_read_by_half() -> None:
+    # One neighbour's burst (the 14 ms reading) moves neither half's median.
+    speed = HostSpeed.of((0.0100, 0.0140, 0.0101, 0.0099, 0.0100, 0.0102), 0.0)
+    assert (speed.probe_before_s, speed.probe_after_s) == (0.0101, 0.0100)
+    assert speed.probe_s == pytest.approx(0.01005)
+    assert unsteady_reason(speed, 0.05, 0.02) is None
+    assert speed.as_json()["readings"] == [0.0100, 0.0140, 0.0101, 0.0099, 0.0100, 0.0102]
+    with pytest.raises(ValueError, match="before and after"):
+        HostSpeed.of((0.01,), 0.0)
 
 
 def test_steal_counts_only_beyond_what_the_baseline_saw() -> None:

@@ -22,7 +22,7 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
-from omniqual.loadgen.host_speed import CpuTimes
+from omniqual.loadgen.host_speed import REFERENCE_WORKLOAD, CpuTimes
 from omniqual.specs.perf_baseline import (
     BaselineEvidence,
     PerfBaseline,
@@ -45,7 +45,8 @@ PARAMS = PerfParams(shapes=(ShapeSpec(name="small", width=64, height=64, steps=2
 
 def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = SERVE,
                    values: Sequence[float] = BASE, host_probe_s: float | None = None,
-                   host_steal_fraction: float | None = None) -> Path:  # fmt: skip
+                   host_steal_fraction: float | None = None,
+                   host_probe_workload: str | None = REFERENCE_WORKLOAD) -> Path:  # fmt: skip
     mean = sum(values) / len(values)
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
     baseline = PerfBaseline(
@@ -55,6 +56,8 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
         evidence=BaselineEvidence(run_id="r0", result_id="x0", set_at=datetime(2025, 1, 1,
                                   tzinfo=UTC), repetitions=tuple(values), mean=mean, stdev=sd,
                                   host_probe_s=host_probe_s,
+                                  host_probe_workload=host_probe_workload if host_probe_s
+                                  else None,
                                   host_steal_fraction=host_steal_fraction),
     )  # fmt: skip
     path = baseline_path(root / "gates/perf-baselines", row, HW)
@@ -91,10 +94,14 @@ def run(tmp_path: Path, work_s: Sequence[float], *, baseline: dict[str, Any] | N
     if local:
         ctx = replace(ctx, target=replace(ctx.target, pid=4242))
     if host is not None:
-        probes, steal = iter(host[0]), host[1]
+        # Readings in the first half of the measurement (before the second repetition ends)
+        # read host[0][0], the later ones host[0][1].
+        (before, after), steal = host
+        probes = iter((before, before))
         ticks = iter((CpuTimes(total=100.0, steal=0.0), CpuTimes(total=200.0, steal=100 * steal)))
-        check = PerfCheck(fingerprint=lambda: {"host": "test"}, host_probe=lambda: next(probes),
-                          cpu_times=lambda: next(ticks))  # fmt: skip
+        check = PerfCheck(fingerprint=lambda: {"host": "test"},
+                          host_probe=lambda: next(probes, after),
+                          cpu_times=lambda: next(ticks), settle_s=0.0)  # fmt: skip
         ctx = replace(ctx, target=replace(ctx.target, pid=4242))
     return _run_virtual(check.run(ctx, params)), harness
 

@@ -34,7 +34,7 @@ def test_a_slower_host_is_invalid_not_a_regression(tmp_path: Path) -> None:
                            host=((0.0125, 0.0124), 0.0))  # fmt: skip
     assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
     assert outcome.reasons[0].startswith("host speed differs from the baseline's")
-    assert "12.5 ms before the measurement against 10.0 ms" in outcome.reasons[0]
+    assert "12.5 ms in the first half of the measurement against 10.0 ms" in outcome.reasons[0]
     assert "+25%, tolerance 10%" in outcome.reasons[0]
     # The comparison is still recorded, for whoever reads the evidence.
     assert document(outcome, harness)["judgement"]["comparison"]["decision"] == "regressed"
@@ -69,6 +69,14 @@ def test_a_baseline_that_never_probed_its_host_cannot_judge_a_local_server(tmp_p
     assert outcome.reasons[0].startswith("host speed not probed when the baseline was set")
 
 
+def test_a_baseline_probed_with_another_reference_workload_cannot_judge(tmp_path: Path) -> None:
+    baseline = {"host_probe_s": 0.010, "host_probe_workload": "float32 matmul 256x256 + tanh"}
+    outcome, _ = run(tmp_path, SLOWER, baseline=baseline, host=((0.0100, 0.0100), 0.0))
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert outcome.reasons[0].startswith("host speed not probed with this run's reference")
+    assert "it timed float32 matmul 256x256 + tanh" in outcome.reasons[0]
+
+
 def test_a_probed_baseline_cannot_judge_a_server_on_another_host(tmp_path: Path) -> None:
     outcome, _ = run(tmp_path, SLOWER, baseline={"host_probe_s": 0.010})
     assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
@@ -84,7 +92,7 @@ def test_without_a_baseline_an_unsteady_host_is_named_too(tmp_path: Path) -> Non
 
 def test_one_check_keeps_no_host_reading_from_one_run_to_the_next(tmp_path: Path) -> None:
     check = PerfCheck(fingerprint=lambda: {"host": "test"}, host_probe=lambda: 0.010,
-                      cpu_times=lambda: CpuTimes(total=100.0, steal=0.0))  # fmt: skip
+                      cpu_times=lambda: CpuTimes(total=100.0, steal=0.0), settle_s=0.0)  # fmt: skip
     local, harness = run(tmp_path / "local", SAME, check=check, local=True)
     assert document(local, harness)["judgement"]["host"] is not None
     remote, harness = run(tmp_path / "remote", SAME, check=check, local=False)
