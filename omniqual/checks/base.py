@@ -152,7 +152,15 @@ class Check(Protocol):
     A kind whose findings are timings or memory figures (soak, abort, offload-sweep, fails-fast)
     also sets ``measures: ClassVar[bool] = True``: a campaign run with ``--jobs`` then runs it
     with nothing of another launch group running beside it. Kinds without it measure nothing
-    the host's load could move (see :func:`omniqual.checks.registry.measures`)."""
+    the host's load could move (see :func:`omniqual.checks.registry.measures`).
+
+    A measuring kind that launches servers of its own (``serve_point``, ``serve_reference``)
+    may also set ``shares_start_ups: ClassVar[bool] = True``: each of those start-ups then runs
+    beside the other groups' work, and the gate takes the host back, waiting for it as any
+    measurement does, before ``serve_point`` yields the ready server. Only a kind that judges
+    and reports nothing of a start-up itself may: its wall-clock time to ready, the memory it
+    took while starting, or a refusal timed against a deadline are all moved by a busy host.
+    Default False (see :func:`omniqual.checks.registry.shares_start_ups`)."""
 
     kind: ClassVar[str]
     params_model: ClassVar[type[CheckParams]]

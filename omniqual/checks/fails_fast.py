@@ -140,6 +140,7 @@ class FailsFastCheck:
     params_model: ClassVar[type[CheckParams]] = FailsFastParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
     measures: ClassVar[bool] = True  # times the refusal against its deadline
+    shares_start_ups: ClassVar[bool] = False  # the timed refusal is the start-up itself
 
     async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
         assert isinstance(params, FailsFastParams)

@@ -52,3 +52,9 @@ def measures(check: type[Check]) -> bool:
     """Whether ``check`` measures time or memory, so it must have the host to itself (its
     ``measures`` class attribute; a kind that does not say measures nothing)."""
     return bool(getattr(check, "measures", False))
+
+
+def shares_start_ups(check: type[Check]) -> bool:
+    """Whether ``check``, measuring, may start its own servers beside other groups' work (its
+    ``shares_start_ups`` class attribute; a kind that does not say keeps the host throughout)."""
+    return measures(check) and bool(getattr(check, "shares_start_ups", False))

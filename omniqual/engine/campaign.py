@@ -35,7 +35,7 @@ from omniqual.engine.events import (
     ignore,
 )
 from omniqual.engine.gate_runner import GateJob, run_gate
-from omniqual.engine.host_share import given_devices, launch_env, off_loop
+from omniqual.engine.host_share import given_devices, launch_env, off_loop, start_up
 from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
 from omniqual.engine.plan import PlannedGate, done_keys, launch_groups, make_plan
 from omniqual.engine.planned import plan_ready
@@ -339,10 +339,14 @@ async def launched_point(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     handle = timing.launch_started(recipe.id, "point")
     try:
-        target = await asyncio.to_thread(
-            launch, recipe, model=prepared.model, log_path=log_path, recipe_dir=loaded.directory,
-            name=f"point-{writer.run_id}-{recipe.id}", extra_env=launch_env(),
-        )  # fmt: skip
+        # Part of its gate; a measuring gate whose kind shares its start-ups runs it beside the
+        # other groups' work and has the host to itself again when this block ends.
+        async with start_up(recipe.id):
+            target = await asyncio.to_thread(
+                launch, recipe, model=prepared.model, log_path=log_path,
+                recipe_dir=loaded.directory, name=f"point-{writer.run_id}-{recipe.id}",
+                extra_env=launch_env(),
+            )  # fmt: skip
     except LaunchError as exc:
         timing.launch_ended(handle, exc.elapsed_s, ready=False)
         timing.launch_stopped(handle)

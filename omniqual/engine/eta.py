@@ -7,7 +7,9 @@ else :data:`STARTUP_PRIOR_S`. What is running counts for what it has left of tha
 than nothing). Until anything at all was measured the figure is priors only, and says so.
 
 With several launch groups at once (``lanes``), gates that measure still run one at a time, and
-everything else (start-ups, the other gates) is shared out among the lanes."""
+everything else (start-ups, the other gates) is shared out among the lanes. A measuring gate
+whose kind shares its own start-ups is away from the host for them: the mean seconds its kind
+was away (``aside_by_kind``; none measured yet: nothing) is shared out, the rest runs alone."""
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +45,9 @@ class Measured:
     by_gate: Mapping[str, Sequence[float]] = field(default_factory=dict)
     by_kind: Mapping[str, Sequence[float]] = field(default_factory=dict)
     startups: Sequence[float] = ()
+    aside_by_kind: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    """Per check kind, the seconds each finished measuring gate was away from the host for its
+    own start-ups (its result's ``stepped_aside_s``)."""
 
     def any(self) -> bool:
         return bool(self.startups) or any(self.by_kind.values()) or any(self.by_gate.values())
@@ -86,16 +91,28 @@ def startup_seconds(measured: Measured) -> float:
     return STARTUP_PRIOR_S if mean is None else mean
 
 
+def alone_fraction(item: PlannedItem, measured: Measured) -> float:
+    """The part of a gate that has the host to itself: none unless it measures; all of it
+    unless it also shares its start-ups, then all but the mean its kind was away for them."""
+    if not item.measures:
+        return 0.0
+    away = _mean(measured.aside_by_kind.get(item.kind)) if item.shares_start_ups else None
+    whole = gate_seconds(item, measured)
+    if away is None or whole <= 0:
+        return 1.0
+    return max(0.0, whole - away) / whole
+
+
 def estimate_left(remaining: Remaining, measured: Measured) -> Estimate:
     alone = shared = 0.0
-    for item in remaining.gates:
-        if item.measures:
-            alone += gate_seconds(item, measured)
-        else:
-            shared += gate_seconds(item, measured)
-    for item, ran in remaining.running:
-        left = max(0.0, gate_seconds(item, measured) - ran)
-        alone, shared = (alone + left, shared) if item.measures else (alone, shared + left)
+    lefts = [(item, gate_seconds(item, measured)) for item in remaining.gates]
+    lefts += [(item, max(0.0, gate_seconds(item, measured) - ran))
+              for item, ran in remaining.running]  # fmt: skip
+    for item, left in lefts:
+        # A gate under way is assumed as far through its start-ups as through its whole.
+        part = alone_fraction(item, measured)
+        alone += left * part
+        shared += left * (1.0 - part)
     startup = startup_seconds(measured)
     shared += max(0, remaining.launches) * startup
     if remaining.launching_s is not None:

@@ -18,6 +18,8 @@ class PlannedItem:
     measures: bool = False
     """The gate has the host to itself (it measures time or memory): it runs alone even when
     launch groups run at once."""
+    shares_start_ups: bool = False
+    """A measuring gate whose own server start-ups run beside the other groups' work."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from omniqual.checks.base import (
     ServedReference,
     TargetInfo,
 )
-from omniqual.checks.registry import measures, resolve
+from omniqual.checks.registry import measures, resolve, shares_start_ups
 from omniqual.checks.workload_budget import budget_measurement, budget_spent
 from omniqual.client.client import OmniClient
 from omniqual.domain.axes import RowKey
@@ -112,10 +112,13 @@ async def run_gate(
         restart_policy=job.restart_policy,
     )
     # Beside other launch groups (--jobs), a gate is an activity on the shared host; one that
-    # measures time or memory waits for the host to itself and keeps it until it ends.
+    # measures time or memory waits for the host to itself and keeps it until it ends, apart
+    # from its own server start-ups when its kind shares them (see host_share.start_up).
     recipe = target.recipe.id if target.recipe is not None else None
+    kind = type(check)
     async with host_share.activity(f"{spec.id} on {job.row}", recipe=recipe,
-                                   exclusive=measures(type(check))) as held:  # fmt: skip
+                                   exclusive=measures(kind),
+                                   shares_start_ups=shares_start_ups(kind)) as held:  # fmt: skip
         observe(GateStarted(spec.id, str(job.row)))
         started = datetime.now(UTC)
         outcome, error = await _checked(check, ctx, params, last)

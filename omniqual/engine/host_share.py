@@ -10,9 +10,19 @@ The share is a readers-writer gate over *activities*: a model's preparation, a s
 start-up, a gate. Most activities share the host. A gate whose kind measures time or memory
 takes it whole: it waits until no other group's activity runs, no other group starts one while
 it waits (a waiting measurement goes first), and it keeps the host until it ends. A group's
-server that is up and idle is not an activity. Each activity notes the other groups' activities
-it overlapped; a gate's result records them, and a measuring gate also the servers that were up
-(idle) beside its own."""
+server that is up and idle is not an activity.
+
+A launch made inside a gate is part of that gate, with one exception: a measuring gate whose
+kind shares its start-ups (``shares_start_ups``) gives the host up for each of its own server
+start-ups (:func:`start_up`), starts that server as a shared activity of its group, and then
+waits for the host to itself again, behind any measurement that queued meanwhile, before its
+caller goes on to measure anything. It never upgrades a hold: it holds nothing while it waits,
+so two measuring gates that both start servers cannot wait on each other.
+
+Each activity notes the other groups' activities it overlapped; a gate's result records them
+(``concurrent_with``, its shared start-ups' included), and a measuring gate also what overlapped
+while it held the host (``concurrent_while_measuring``: empty by construction, recorded so a
+reader can check it) and the servers that were up (idle) beside its own."""
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -33,10 +43,27 @@ class Activity:
     recipe: str
     label: str
     exclusive: bool
+    shares_start_ups: bool = False
+    """A measuring gate that gives the host up for its own server start-ups (see
+    :func:`start_up`); meaningless for a shared activity."""
     overlapped: set[str] = field(default_factory=set)
-    """The other groups' activities that ran at any moment of this one."""
+    """The other groups' activities that ran at any moment of this one (of its shared
+    start-ups too)."""
+    held_beside: set[str] = field(default_factory=set)
+    """The other groups' activities that ran while this one held the host, its shared start-ups
+    aside: for a measuring gate, while it measured (never any, by the share's rule)."""
     servers_beside: tuple[str, ...] = ()
-    """Servers up (idle: nothing else runs) when a measuring activity began, its own aside."""
+    """Servers up (idle: nothing else runs) whenever a measuring activity took the host, its own
+    aside."""
+    start_ups: list[str] = field(default_factory=list)
+    """The start-ups it ran as shared activities (a measuring gate that shares them)."""
+    aside_s: float = 0.0
+    """Seconds it did not hold the host: its shared start-ups and the waits around them."""
+    # The share's bookkeeping while a gate is away for its start-ups: how many are under way,
+    # since when it is away, and whether one of its start-ups is taking the host back.
+    away: int = field(default=0, init=False, repr=False)
+    left_at: float = field(default=0.0, init=False, repr=False)
+    rejoining: bool = field(default=False, init=False, repr=False)
 
     def describe(self) -> str:
         return f"{self.recipe}: {self.label}"
@@ -66,8 +93,8 @@ class HostShare:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    @asynccontextmanager
-    async def hold(self, activity: Activity) -> AsyncIterator[Activity]:
+    async def _acquire(self, activity: Activity) -> None:
+        """Wait until ``activity`` may run, then run it. The caller holds nothing meanwhile."""
         if activity.exclusive:
             self._waiting.append(activity)
         try:
@@ -78,19 +105,79 @@ class HostShare:
                 self._waiting.remove(activity)
                 self._notify()  # activities held back by this one's wait may start
         if activity.exclusive:
+            # Taken again after a shared start-up, the host may hold servers started meanwhile.
             own = (activity.group, server_label(activity.recipe, ""))
-            beside = (label for group, label in self.servers if (group, label) != own)
-            activity.servers_beside = tuple(sorted(beside))
+            beside = {label for group, label in self.servers if (group, label) != own}
+            activity.servers_beside = tuple(sorted(beside | set(activity.servers_beside)))
         for other in self._running:
             if other.group != activity.group:
-                other.overlapped.add(activity.describe())
-                activity.overlapped.add(other.describe())
+                for one, two in ((other, activity), (activity, other)):
+                    one.overlapped.add(two.describe())
+                    one.held_beside.add(two.describe())
         self._running.append(activity)
+
+    def _release(self, activity: Activity) -> None:
+        # Not running: a gate whose shared start-up was cancelled never took the host again.
+        if activity in self._running:
+            self._running.remove(activity)
+            self._notify()
+
+    @asynccontextmanager
+    async def hold(self, activity: Activity) -> AsyncIterator[Activity]:
+        await self._acquire(activity)
         try:
             yield activity
         finally:
-            self._running.remove(activity)
-            self._notify()
+            self._release(activity)
+
+    @asynccontextmanager
+    async def aside(self, gate: Activity, side: Activity) -> AsyncIterator[None]:
+        """Run the block as ``side`` (a start-up of ``gate``'s own, shared) with ``gate``'s
+        hold given up, then wait for ``gate`` to hold the host again. Given up before ``side``
+        waits and taken again after ``side`` ended, never upgraded: nothing is held while
+        waiting. A failed start-up takes the host again too (its gate goes on); a cancelled
+        one does not (its gate is being stopped)."""
+        if gate in self._running:
+            self._release(gate)
+            gate.left_at = asyncio.get_running_loop().time()
+        gate.away += 1
+        try:
+            async with self.hold(side):
+                yield
+        except Exception:
+            self._back(gate, side)
+            await self._until_held(gate)
+            raise
+        except BaseException:
+            self._back(gate, side)
+            raise
+        self._back(gate, side)
+        await self._until_held(gate)
+
+    def _back(self, gate: Activity, side: Activity) -> None:
+        gate.away -= 1
+        gate.overlapped |= side.overlapped
+        gate.start_ups.append(side.describe())
+        self._notify()
+
+    async def _until_held(self, gate: Activity) -> None:
+        """Return once ``gate`` holds the host again with none of its start-ups under way:
+        start-ups of one gate made at once (no built-in check makes any) share one absence; the
+        last one back takes the host (another one, if that one was cancelled)."""
+        while gate not in self._running:
+            if gate.away or gate.rejoining:
+                await self._changed.wait()
+                continue
+            gate.rejoining = True
+            try:
+                await self._acquire(gate)
+            finally:
+                gate.rejoining = False
+                self._notify()
+            if gate.away:  # another start-up of it began meanwhile: away until that one is back
+                self._release(gate)
+                continue
+            gate.aside_s += asyncio.get_running_loop().time() - gate.left_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,15 +248,17 @@ def launch_env() -> dict[str, str]:
 
 @asynccontextmanager
 async def activity(
-    label: str, *, recipe: str | None = None, exclusive: bool = False
-) -> AsyncIterator[Activity | None]:
+    label: str, *, recipe: str | None = None, exclusive: bool = False,
+    shares_start_ups: bool = False,
+) -> AsyncIterator[Activity | None]:  # fmt: skip
     """Hold the host for the block as an activity of this group (None outside a group, or
-    inside another activity, which the block is part of)."""
+    inside another activity, which the block is part of). ``shares_start_ups``: an exclusive
+    gate whose own server start-ups run shared (see :func:`start_up`)."""
     slot = _slot.get()
     if slot is None or _held.get() is not None:
         yield None
         return
-    held = Activity(slot.group, recipe or slot.group, label, exclusive)
+    held = Activity(slot.group, recipe or slot.group, label, exclusive, shares_start_ups)
     async with slot.share.hold(held):
         token = _held.set(held)
         try:
@@ -178,16 +267,45 @@ async def activity(
             _held.reset(token)
 
 
+@asynccontextmanager
+async def start_up(recipe: str) -> AsyncIterator[None]:
+    """A server of this group starting for the block (until it is ready or refused).
+
+    Outside any activity it is an activity of its own, shared. Inside a gate it is part of that
+    gate, unless the gate holds the host to measure and its kind shares its start-ups: the gate
+    then gives the host up for the block, the start-up runs shared beside the other groups'
+    work, and the block's caller goes on only once the gate holds the host again, before it
+    measures anything on the new server."""
+    slot, gate = _slot.get(), _held.get()
+    if slot is None or gate is None:
+        async with activity("start-up", recipe=recipe):
+            yield
+        return
+    if not (gate.exclusive and gate.shares_start_ups):
+        yield
+        return
+    side = Activity(slot.group, recipe, f"start-up for {gate.label}", exclusive=False)
+    async with slot.share.aside(gate, side):
+        yield
+
+
 def evidence(held: Activity | None) -> dict[str, JsonValue]:
     """What a gate's result records of its place on a shared host: the other groups'
-    activities it ran beside (empty: it ran alone) and the devices its group was given."""
+    activities it ran beside at any moment (empty: it ran alone) and the devices its group was
+    given; a measuring gate also what ran beside it while it measured (always empty), the idle
+    servers up beside it and, when its kind shares start-ups, the ones it ran shared and how
+    long it was away from the host for them."""
     slot = _slot.get()
     if held is None or slot is None:
         return {}
     beside: list[JsonValue] = [*sorted(held.overlapped)]
     found: dict[str, JsonValue] = {"concurrent_with": beside}
     if held.exclusive:
+        found["concurrent_while_measuring"] = [*sorted(held.held_beside)]
         found["servers_up_beside"] = [*held.servers_beside]
+        if held.shares_start_ups:
+            found["shared_start_ups"] = [*held.start_ups]
+            found["stepped_aside_s"] = round(held.aside_s, 3)
     if slot.devices:
         found["cuda_visible_devices"] = ",".join(slot.devices)
     return found

@@ -5,7 +5,7 @@ and its lead recipe is neither a URL recipe nor overridden by a URL."""
 
 from collections.abc import Mapping, Sequence
 
-from omniqual.checks.registry import measures, resolve
+from omniqual.checks.registry import measures, resolve, shares_start_ups
 from omniqual.domain.recipe import RecipeKind
 from omniqual.engine.events import PlannedItem, PlanReady
 from omniqual.engine.plan import DoneKey, PlannedGate, is_done
@@ -35,8 +35,9 @@ def plan_ready(
             continue
         for recipe, item in todo:
             kind = item.gate.spec.kind
+            check = resolve(kind)
             items.append(PlannedItem(item.gate.spec.id, kind, str(item.row), recipe.recipe.id,
-                                     measures(resolve(kind))))  # fmt: skip
+                                     measures(check), shares_start_ups(check)))  # fmt: skip
         lead = todo[0][0].recipe
         launched = lead.id not in (urls or {}) and lead.kind is not RecipeKind.URL
         if launched and any(resolve(i.gate.spec.kind).needs == "server" for _, i in todo):

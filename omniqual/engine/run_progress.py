@@ -44,6 +44,7 @@ class RunProgress:
         self._by_gate: dict[str, list[float]] = {}
         self._by_kind: dict[str, list[float]] = {}
         self._startups: list[float] = []
+        self._aside_by_kind: dict[str, list[float]] = {}
         self._has_plan = False
 
     def observe(self, event: EngineEvent, now: float) -> None:
@@ -73,6 +74,9 @@ class RunProgress:
             seconds = max(0.0, result.duration_s)
             self._by_gate.setdefault(result.gate_id, []).append(seconds)
             self._by_kind.setdefault(result.gate_kind, []).append(seconds)
+            away = result.effective.get("stepped_aside_s")
+            if isinstance(away, int | float) and not isinstance(away, bool):
+                self._aside_by_kind.setdefault(result.gate_kind, []).append(float(away))
             self.finished += 1
             self._running.pop((result.gate_id, result.row), None)
             if self.gate is not None and (self.gate.name, self.gate.row) == (
@@ -87,7 +91,7 @@ class RunProgress:
         return None
 
     def measured(self) -> Measured:
-        return Measured(self._by_gate, self._by_kind, self._startups)
+        return Measured(self._by_gate, self._by_kind, self._startups, self._aside_by_kind)
 
     def left(self, now: float) -> Estimate | None:
         """The time left; None before the plan is known."""

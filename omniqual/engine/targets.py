@@ -240,8 +240,8 @@ async def served(
     began = time.monotonic()
     try:
         # Beside other launch groups (--jobs), a start-up is an activity on the shared host,
-        # on the devices given to this group.
-        async with host_share.activity("start-up", recipe=recipe.id):
+        # on the devices given to this group (inside a gate, part of it: see start_up).
+        async with host_share.start_up(recipe.id):
             target = await asyncio.to_thread(
                 launch, recipe, model=prepared.model, log_path=log_path,
                 recipe_dir=loaded.directory, name=f"run-{writer.run_id}-{stem}",
@@ -277,6 +277,7 @@ async def attempt_launch(
     log_path = writer.run_dir / "logs" / f"{recipe.id}-attempt.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     handle = timing.launch_started(recipe.id, "attempt")
+    # Never a shared start-up (host_share.start_up): the refusal is what its gate times.
     startup = await asyncio.to_thread(
         probe_startup, recipe, model=prepared.model, log_path=log_path,
         recipe_dir=loaded.directory, name=f"probe-{writer.run_id}-{recipe.id}",

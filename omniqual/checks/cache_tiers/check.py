@@ -45,6 +45,10 @@ class CacheTiersCheck:
     params_model: ClassVar[type[CheckParams]] = CacheTiersParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
     measures: ClassVar[bool] = True  # fixed-work latency per point
+    # Its point launches may start beside other groups' work: latency, PSNR/SSIM and cache hits
+    # are all taken after readiness with the host held, and of a start-up only whether it
+    # served is used (its seconds only in a refusal's reason); no start-up memory is read.
+    shares_start_ups: ClassVar[bool] = True
 
     def __init__(self, ask: Ask = ask_image) -> None:
         self.ask = ask

@@ -63,6 +63,12 @@ class FaultInjectionCheck:
     params_model: ClassVar[type[FaultInjectionParams]] = FaultInjectionParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
     measures: ClassVar[bool] = True  # memory and FD figures after each fault
+    # Its launches (the instrumented server, again after a case that ended it) may start beside
+    # other groups' work: every judged figure is taken on a ready server with the host held
+    # (recovery time, growth against a snapshot taken just before the fault, output bytes), and
+    # of a start-up only whether it served is used. Its budget clock does count the wait to
+    # take the host back.
+    shares_start_ups: ClassVar[bool] = True
 
     async def run(self, ctx: CheckContext, params: FaultInjectionParams) -> CheckOutcome:
         endpoint = endpoint_for(ctx.row.get("api_mode"))

@@ -45,6 +45,10 @@ class OffloadSweepCheck:
     params_model: ClassVar[type[CheckParams]] = OffloadSweepParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
     measures: ClassVar[bool] = True  # latency and peak memory per point
+    # Its start-ups keep the host: each point's time to ready is a measurement (``.startup``,
+    # ``startup_s`` in the sweep block) and the row's own point fails when it is not ready
+    # within ``startup_deadline_s``; a busy host moves both.
+    shares_start_ups: ClassVar[bool] = False
 
     async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
         assert isinstance(params, OffloadSweepParams)

@@ -47,6 +47,10 @@ class StepAbCheck:
     params_model: ClassVar[type[CheckParams]] = StepAbParams
     needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
     measures: ClassVar[bool] = True  # latency of two arms
+    # Both arms may start beside other groups' work: the figures are request latencies taken
+    # once both are up with the host held, the budget clock starts there too, and an arm that
+    # does not serve makes the result invalid, never a verdict.
+    shares_start_ups: ClassVar[bool] = True
 
     def __init__(self, trial: Trial | None = None) -> None:
         self.trial = trial

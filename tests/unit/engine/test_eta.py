@@ -75,3 +75,18 @@ def test_one_measured_start_up_is_enough_to_stop_estimating() -> None:
     left = estimate_left(Remaining([SOAK], launches=-1), Measured(startups=[12.0]))
     assert left.seconds == 600.0  # relaunches past the plan never make the figure negative
     assert not left.estimating
+
+
+def test_a_measuring_gate_that_shares_its_start_ups_runs_alone_only_for_the_rest() -> None:
+    """Two lanes: fault-injection gates took 60 s of which 40 s away from the host for their
+    own start-ups (shared out among the lanes); before any was measured, all of it is alone."""
+    faults = PlannedItem("faults", "fault_injection", "task=t2i", "live", measures=True,
+                         shares_start_ups=True)  # fmt: skip
+    measured = Measured(by_kind={"fault_injection": [60.0]}, startups=[30.0],
+                        aside_by_kind={"fault_injection": [40.0]})  # fmt: skip
+    plan = Remaining([faults, faults], launches=0, running=[(faults, 30.0)], lanes=2)
+    assert estimate_left(plan, measured).seconds == 20.0 * 2 + 10.0 + (40.0 * 2 + 20.0) / 2
+    unmeasured = Measured(by_kind={"fault_injection": [60.0]})
+    assert estimate_left(plan, unmeasured).seconds == 60.0 * 2 + 30.0
+    keeps = PlannedItem("sweep", "fault_injection", "task=t2i", "live", measures=True)
+    assert estimate_left(Remaining([keeps], 0, lanes=2), measured).seconds == 60.0

@@ -84,3 +84,12 @@ def test_a_gate_the_plan_did_not_name_is_measured_without_changing_the_plan() ->
     run.observe(finished("other", "soak", 100.0), 100.0)
     left = run.left(100.0)
     assert left is not None and left.seconds == 240.0 + 100.0 + 240.0 + 120.0
+
+
+def test_the_time_a_measuring_gate_was_away_for_its_start_ups_is_measured_by_kind() -> None:
+    run = RunProgress()
+    event = finished("faults", "fault_injection", 60.0)
+    away = event.result.model_copy(update={"effective": {"stepped_aside_s": 40.5}})
+    run.observe(GateFinished(away), 60.0)
+    run.observe(finished("soak", "soak", 100.0), 160.0)  # a gate that never stepped aside
+    assert run.measured().aside_by_kind == {"fault_injection": [40.5]}
