@@ -16,8 +16,9 @@ baseline's own repetitions decides:
 * otherwise more repetitions, and at the ceiling ``invalid: inconclusive`` with the interval.
 
 Never a flake: a noisy host yields ``invalid``, not a verdict. When the server runs on the
-measuring host, the host's speed is read before and after the measured repetitions (a fixed
-reference workload, and hypervisor steal during them; :mod:`omniqual.loadgen.host_speed`): a host
+measuring host, the host's speed is read before the measured repetitions and after each (a
+fixed reference workload, the medians of the first and second half of the readings, and
+hypervisor steal during them; :mod:`omniqual.loadgen.host_speed`): a host
 slower or faster than when the baseline was set, or one that changed speed during the run, is
 ``invalid`` naming the readings (:mod:`omniqual.checks.perf.host`), never a regression of the
 build. Any failed request fails the gate
