@@ -1,9 +1,10 @@
 """``omniqual perf``: owned perf baselines and vLLM-Omni perf configs.
 
-``perf baseline update`` writes a row's baseline from a recorded perf result and prints the
-diff against the file it replaces (exit 0); it refuses (exit 2) to replace a baseline of another
-serve configuration. ``perf params`` turns one case of a vLLM-Omni perf config JSON into the
-perf gate's ``params`` block (the gate also reads such a file itself: ``vllm_omni_config``).
+``perf baseline update`` writes a row's baseline from recorded perf results (one run directory
+per server launch, at least three) and prints the diff against the file it replaces (exit 0); it
+refuses (exit 2) too few launches or to replace a baseline of another serve configuration.
+``perf params`` turns one case of a vLLM-Omni perf config JSON into the perf gate's ``params``
+block (the gate also reads such a file itself: ``vllm_omni_config``).
 """
 
 from pathlib import Path
@@ -21,7 +22,9 @@ perf_app.add_typer(baseline_app, name="baseline")
 @baseline_app.command("update")
 @user_errors
 def update_command(
-    from_run: Path = typer.Option(..., "--from", help="A run directory with a perf result."),
+    from_runs: list[Path] = typer.Option(
+        ..., "--from", help="A run directory with a perf result; once per server launch (>= 3)."
+    ),
     row: str = typer.Option(..., "--row", help="Row selector naming exactly one row."),
     owner: str = typer.Option(None, "--owner", help="Who owns the baseline (default: kept)."),
     baselines: Path = typer.Option(
@@ -29,14 +32,15 @@ def update_command(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff, write nothing."),
 ) -> None:
-    """Set a row's perf baseline from a recorded perf result; print the diff for review."""
+    """Set a row's perf baseline from recorded perf results; print the diff for review."""
     from omniqual.domain.axes import Selector
     from omniqual.engine.perf_baseline import latest_perf_result, plan_update
     from omniqual.specs.project import find_project
 
     directory = baselines or find_project().root / "gates" / "perf-baselines"
-    result = latest_perf_result(from_run, Selector.parse(row))
-    update = plan_update(result, directory, owner)
+    selector = Selector.parse(row)
+    results = [latest_perf_result(run, selector) for run in from_runs]
+    update = plan_update(results, directory, owner)
     verb = "would write" if dry_run else ("updated" if update.old else "created")
     typer.echo(f"{verb} {update.path}")
     for line in update.diff:

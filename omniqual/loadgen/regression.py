@@ -17,6 +17,17 @@ The rule (the perf gate's verdict):
 
 The baseline mean is treated as exact when scaling to a relative change (its uncertainty is in
 the interval through its spread). Both sides need at least two values (a spread).
+
+**Launch to launch.** Repetitions within one server launch scatter less than launches do: on a
+shared 2-vCPU guest the mean of the same build moved by 8 % (sd) from one launch to the next,
+twice the spread inside a launch, with the host's reference workload unchanged. A run is one
+launch, so against a baseline set from several launches (``launches``: the mean of each) the
+question is whether this launch's mean is beyond what another launch of the baseline's build
+would give: the baseline side is then the launches' mean with the spread of a *new* launch
+around it, ``s_L**2 * (1 + 1/k)`` for ``k`` launch means of sample deviation ``s_L`` (a
+prediction interval, ``k - 1`` degrees of freedom), instead of ``s**2 / n`` of pooled
+repetitions. ``s_L`` already holds the within-launch scatter of each launch's mean, so the
+interval is conservative, never narrower than the host allows.
 """
 
 from __future__ import annotations
@@ -79,24 +90,37 @@ class Comparison:
 
 
 def welch_df(a: Spread, b: Spread) -> float | None:
-    va, vb = a.stdev**2 / a.count, b.stdev**2 / b.count
-    denominator = va**2 / (a.count - 1) + vb**2 / (b.count - 1)
-    return None if denominator == 0 else (va + vb) ** 2 / denominator
+    return _satterthwaite(((a.stdev**2 / a.count, a.count - 1),
+                           (b.stdev**2 / b.count, b.count - 1)))  # fmt: skip
+
+
+def _satterthwaite(terms: tuple[tuple[float, int], ...]) -> float | None:
+    """Degrees of freedom of a sum of variance terms, each ``(variance, its df)``."""
+    denominator = sum(v**2 / df for v, df in terms)
+    return None if denominator == 0 else sum(v for v, _ in terms) ** 2 / denominator
 
 
 def compare(
     candidate: Spread, baseline: Spread, *, threshold: float, direction: Direction,
-    confidence: float,
+    confidence: float, launches: Spread | None = None,
 ) -> Comparison:  # fmt: skip
-    """The candidate's relative change against the baseline and the decision of the rule."""
-    if baseline.mean <= 0:
-        raise ValueError("the baseline mean must be positive")
+    """The candidate's relative change against the baseline and the decision of the rule;
+    with ``launches`` (the means of the baseline's server launches) the candidate is one new
+    launch read against them (see the module's text)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    change = (candidate.mean - baseline.mean) / baseline.mean
-    se = math.sqrt(candidate.stdev**2 / candidate.count + baseline.stdev**2 / baseline.count)
-    se /= baseline.mean
-    df_exact = welch_df(candidate, baseline)
+    terms = [(candidate.stdev**2 / candidate.count, candidate.count - 1)]
+    if launches is not None:
+        reference = launches.mean
+        terms.append((launches.stdev**2 * (1 + 1 / launches.count), launches.count - 1))
+    else:
+        reference = baseline.mean
+        terms.append((baseline.stdev**2 / baseline.count, baseline.count - 1))
+    if reference <= 0:
+        raise ValueError("the baseline mean must be positive")
+    change = (candidate.mean - reference) / reference
+    se = math.sqrt(sum(v for v, _ in terms)) / reference
+    df_exact = _satterthwaite(tuple(terms))
     df = None if df_exact is None else max(1, math.floor(df_exact))
     half = 0.0 if df is None else student_t_quantile((1 + confidence) / 2, df) * se
     low, high = change - half, change + half

@@ -23,9 +23,16 @@ BASELINE_SCHEMA_VERSION: Literal[1] = 1
 UPDATE_PROCEDURE = """\
 Run the perf gate on this row on the stated hardware (nothing else measuring on the host), check
 that the row's correctness gate passed on the same deployment, then
-`omniqual perf baseline update --from RUN_DIR --row SELECTOR --owner NAME`. Review the printed
-diff (means, spreads, serve configuration) and commit the file with the reason in the message.
-A changed serve configuration or hardware is a new baseline file, never an overwrite."""
+`omniqual perf baseline update --from RUN_DIR --from RUN_DIR --from RUN_DIR --row SELECTOR
+--owner NAME` with at least three runs, each its own server launch (spread over time: a run is
+judged against the spread between launches). Review the printed diff (means, spreads, serve
+configuration) and commit the file with the reason in the message. A changed serve
+configuration or hardware is a new baseline file, never an overwrite."""
+
+MIN_LAUNCHES = 3
+"""Server launches a baseline must be set from: a run is one launch, and launches of the same
+build differ by more than the repetitions inside one do; fewer than three leave that spread
+unknown (two give a t quantile of 12.7 at 95 %)."""
 
 
 class _Block(BaseModel):
@@ -49,8 +56,20 @@ class ServeIdentity(_Block):
         return None
 
 
+class BaselineLaunch(_Block):
+    """One server launch (one run) the baseline was set from, and its mean of the metric."""
+
+    run_id: str
+    result_id: str
+    mean: float = Field(gt=0)
+    repetitions: int = Field(ge=2)
+    host_probe_s: float | None = Field(default=None, gt=0)
+    host_steal_fraction: float | None = Field(default=None, ge=0, le=1)
+
+
 class BaselineEvidence(_Block):
-    """The perf result the baseline was set from, with every measured repetition."""
+    """The perf results the baseline was set from (``run_id``/``result_id``: the latest), with
+    every measured repetition of all of them and the mean of each launch."""
 
     run_id: str
     result_id: str
@@ -72,6 +91,11 @@ class BaselineEvidence(_Block):
     host_steal_fraction: float | None = Field(
         default=None, ge=0, le=1,
         description="The share of CPU time the hypervisor stole while the baseline was measured.",
+    )  # fmt: skip
+    launches: tuple[BaselineLaunch, ...] = Field(
+        default=(),
+        description="Each server launch the baseline was set from; a run is judged against "
+        f"the spread between them, and only by a baseline of at least {MIN_LAUNCHES}.",
     )  # fmt: skip
 
 
@@ -147,10 +171,12 @@ def baseline_diff(old: PerfBaseline | None, new: PerfBaseline) -> list[str]:
     if old is None:
         ev = new.evidence
         return [f"new baseline: {new.metric} mean {ev.mean:.4g} {new.unit} "
-                f"(stdev {ev.stdev:.3g}, {len(ev.repetitions)} repetitions), threshold "
+                f"(stdev {ev.stdev:.3g}, {len(ev.repetitions)} repetitions in "
+                f"{len(ev.launches)} launches, launch means "
+                f"{', '.join(f'{launch.mean:.4g}' for launch in ev.launches)}), threshold "
                 f"{new.threshold:.0%}, owner {new.owner}"]  # fmt: skip
     lines: list[str] = []
-    before, after = _flat(old.model_dump(mode="json")), _flat(new.model_dump(mode="json"))
+    before, after = _flat(_readable(old)), _flat(_readable(new))
     for key in sorted(set(before) | set(after)):
         if before.get(key) != after.get(key):
             lines.append(f"{key}: {before.get(key)!r} -> {after.get(key)!r}")
@@ -158,6 +184,17 @@ def baseline_diff(old: PerfBaseline | None, new: PerfBaseline) -> list[str]:
     lines.append(f"mean {old.evidence.mean:.4g} -> {new.evidence.mean:.4g} {new.unit} "
                  f"({mean_change:+.1%})")  # fmt: skip
     return lines
+
+
+def _readable(baseline: PerfBaseline) -> dict[str, object]:
+    """The baseline as a reviewer reads a diff of it: launches by their means, repetitions by
+    their count (the file holds every value)."""
+    data = baseline.model_dump(mode="json")
+    evidence = baseline.evidence
+    data["evidence"]["launches"] = (f"{len(evidence.launches)} launches, means "
+                                    + ", ".join(f"{x.mean:.4g}" for x in evidence.launches))
+    data["evidence"]["repetitions"] = f"{len(evidence.repetitions)} values"
+    return data
 
 
 def _flat(data: object, prefix: str = "") -> dict[str, object]:

@@ -6,9 +6,10 @@ to ``max_repetitions`` and only while the next one still fits the gate's ``budge
 (sequential). Each repetition records latency mean/median/p95/p99 from the server's answers,
 throughput, duration, the stage durations the server reported and its peak memory figure.
 
-Verdict (the rule of :mod:`omniqual.loadgen.regression`): the two-sided ``confidence`` Welch
-interval on the relative change of the repetitions' mean of the baseline's metric against the
-baseline's own repetitions decides:
+Verdict (the rule of :mod:`omniqual.loadgen.regression`): the two-sided ``confidence`` interval
+on the relative change of the repetitions' mean of the baseline's metric against the mean of
+the server launches the baseline was set from, as wide as one new launch may fall from them
+(this run is one launch; a baseline of fewer than three launches judges nothing), decides:
 
 * ``failed`` when the whole interval lies beyond the baseline's threshold in the bad direction;
 * ``passed`` when the whole interval lies inside it (no regression beyond the threshold at that

@@ -3,8 +3,11 @@
 A baseline judges a run only when it is the row's own file for the row's hardware and was set
 on the same serve configuration (serve config hash and checkpoint hash, where recorded) and the
 same work (workload hash). Anything else is ``invalid: no baseline for this hardware/config``,
-never a verdict from a stranger's numbers. The comparison itself is
-:func:`omniqual.loadgen.regression.compare` (Welch interval against the owner's threshold).
+never a verdict from a stranger's numbers. Nor does one set from fewer than
+:data:`~omniqual.specs.perf_baseline.MIN_LAUNCHES` server launches: a run is one launch, and
+how far launches of one build differ is what a new launch is read against. The comparison itself
+is :func:`omniqual.loadgen.regression.compare` (a prediction interval for one new launch against
+the owner's threshold).
 """
 
 from dataclasses import dataclass
@@ -14,10 +17,17 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.rules import UNKNOWN_VALUES
 from omniqual.loadgen.regression import Comparison, Direction, Spread, compare
-from omniqual.specs.perf_baseline import PerfBaseline, ServeIdentity, baseline_path, load_baseline
+from omniqual.specs.perf_baseline import (
+    MIN_LAUNCHES,
+    PerfBaseline,
+    ServeIdentity,
+    baseline_path,
+    load_baseline,
+)
 from omniqual.specs.source import SpecError
 
 NO_BASELINE = "no baseline for this hardware/config"
+FEW_LAUNCHES = "baseline set from too few launches"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +72,20 @@ def find_baseline(
                f"run {workload[:12]}): the gate's shapes, counts or seed changed")  # fmt: skip
     if why is not None:
         return BaselineLookup(path, None, f"{NO_BASELINE}: {why}")
+    launches = len(baseline.evidence.launches) or 1
+    if launches < MIN_LAUNCHES:
+        return BaselineLookup(path, None, (
+            f"{FEW_LAUNCHES}: {path} was set from {launches} server launch"
+            f"{'' if launches == 1 else 'es'}, at least {MIN_LAUNCHES} are needed to know how "
+            "far launches of one build differ (re-set it with `omniqual perf baseline update "
+            "--from RUN_DIR` once per launch)"))  # fmt: skip
     return BaselineLookup(path, baseline, None)
 
 
 def judge(values: list[float], baseline: PerfBaseline, confidence: float) -> Comparison:
-    """The run's repetitions of the baseline's metric against the baseline's repetitions."""
+    """The run's repetitions of the baseline's metric, one new launch, against the baseline's
+    launches (:func:`find_baseline` hands out only baselines with enough of them)."""
+    launches = Spread.of([launch.mean for launch in baseline.evidence.launches])
     return compare(Spread.of(values), Spread.of(baseline.evidence.repetitions),
                    threshold=baseline.threshold, direction=Direction(baseline.direction),
-                   confidence=confidence)  # fmt: skip
+                   confidence=confidence, launches=launches)  # fmt: skip

@@ -1,7 +1,8 @@
-"""`perf baseline update`: a baseline from a recorded perf result, with a diff for review; it
-refuses to replace the baseline of another serve configuration."""
+"""`perf baseline update`: a baseline from recorded perf results, one per server launch, with a
+diff for review; it refuses too few launches, results that do not agree on the deployment and
+work, and replacing the baseline of another serve configuration."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,56 +14,87 @@ from omniqual.specs.perf_baseline import load_baseline
 
 ROW = "model=sd3-tiny;api_mode=images-generations;execution=serial/1;hardware=cpu-x86_64-2core-avx2"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+LAUNCHES = ([0.2, 0.22, 0.18], [0.21, 0.23, 0.19], [0.19, 0.21, 0.17])
 
 
-def result(values: list[float], serve: str = "a" * 64, rid: str = "r1",
-           **extra: object) -> GateResult:  # fmt: skip
-    perf = {**extra, "metric": "latency_mean", "values": values, "workload_sha256": "0" * 64,
+def result(values: list[float], serve: str = "a" * 64, rid: str = "r1", run: str = "run1",
+           workload: str = "0" * 64, minutes: int = 0, **extra: object) -> GateResult:  # fmt: skip
+    perf = {**extra, "metric": "latency_mean", "values": values, "workload_sha256": workload,
             "hardware": "cpu-x86_64-2core-avx2",
             "serve": {"recipe": "sd3-tiny", "serve_config_sha256": serve,
                       "checkpoint_sha256": "c" * 64}}  # fmt: skip
-    return GateResult(result_id=rid, run_id="run1", gate_id="perf", gate_version=1,
+    at = T0 + timedelta(minutes=minutes)
+    return GateResult(result_id=rid, run_id=run, gate_id="perf", gate_version=1,
                       gate_kind="perf", row=ROW, outcome=GateOutcome.INVALID, target="sd3-tiny",
-                      effective={"perf": perf}, started_at=T0, finished_at=T0)  # fmt: skip
+                      effective={"perf": perf}, started_at=at, finished_at=at)  # fmt: skip
 
 
-def test_a_first_baseline_is_written_from_the_repetitions(tmp_path: Path) -> None:
-    update = plan_update(result([0.2, 0.22, 0.18]), tmp_path, "owners")
+def launches(tag: str = "", values: tuple[list[float], ...] = LAUNCHES,
+             **extra: object) -> list[GateResult]:  # fmt: skip
+    return [result(v, rid=f"r{tag}{i}", run=f"run{tag}{i}", minutes=10 * i, **extra)  # type: ignore[arg-type]
+            for i, v in enumerate(values)]  # fmt: skip
+
+
+def test_a_first_baseline_is_written_from_three_launches(tmp_path: Path) -> None:
+    update = plan_update(launches(), tmp_path, "owners")
     assert update.old is None and update.diff[0].startswith("new baseline: latency_mean mean 0.2")
+    assert "in 3 launches, launch means 0.2, 0.21, 0.19" in update.diff[0]
     update.write()
     written = load_baseline(update.path)
     assert update.path.name.endswith("__cpu-x86_64-2core-avx2.yaml")
-    assert written.evidence.repetitions == (0.2, 0.22, 0.18)
+    assert len(written.evidence.repetitions) == 9
+    assert [launch.mean for launch in written.evidence.launches] == pytest.approx([0.2, 0.21, 0.19])
+    assert [launch.run_id for launch in written.evidence.launches] == ["run0", "run1", "run2"]
+    assert written.evidence.run_id == "run2"  # the latest
     assert written.evidence.mean == pytest.approx(0.2) and written.owner == "owners"
     assert written.direction == "lower" and written.threshold == 0.10
 
 
+def test_fewer_than_three_launches_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(BaselineRefused, match="at least 3 server launches"):
+        plan_update(launches()[:2], tmp_path, "owners")
+
+
+def test_two_results_of_one_run_are_one_launch(tmp_path: Path) -> None:
+    same_run = [result(v, rid=f"r{i}", run="run1") for i, v in enumerate(LAUNCHES)]
+    with pytest.raises(BaselineRefused, match="same run"):
+        plan_update(same_run, tmp_path, "owners")
+
+
+def test_results_of_other_work_do_not_mix(tmp_path: Path) -> None:
+    mixed = [*launches()[:2], result([0.2, 0.2], rid="rx", run="runx", workload="1" * 64)]
+    with pytest.raises(BaselineRefused, match="ran other work"):
+        plan_update(mixed, tmp_path, "owners")
+
+
 def test_an_update_shows_the_diff_and_keeps_owner_and_threshold(tmp_path: Path) -> None:
-    plan_update(result([0.2, 0.22, 0.18]), tmp_path, "owners").write()
-    update = plan_update(result([0.24, 0.25, 0.23], rid="r2"), tmp_path, None)
+    plan_update(launches(), tmp_path, "owners").write()
+    slower = tuple([v * 1.2 for v in values] for values in LAUNCHES)
+    update = plan_update(launches("b", slower), tmp_path, None)
     assert update.new.owner == "owners"
     assert any(line.startswith("mean 0.2 -> 0.24 s (+20.0%)") for line in update.diff)
-    assert any(line.startswith("evidence.result_id: 'r1' -> 'r2'") for line in update.diff)
+    assert any(line.startswith("evidence.result_id: 'r2' -> 'rb2'") for line in update.diff)
 
 
 def test_another_serve_config_is_refused(tmp_path: Path) -> None:
-    plan_update(result([0.2, 0.22, 0.18]), tmp_path, "owners").write()
+    plan_update(launches(), tmp_path, "owners").write()
     with pytest.raises(BaselineRefused, match="another serve configuration"):
-        plan_update(result([0.1, 0.1, 0.1], serve="f" * 64), tmp_path, None)
+        plan_update(launches("b", serve="f" * 64), tmp_path, None)
 
 
 def test_one_repetition_is_no_spread(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least 2"):
-        plan_update(result([0.2]), tmp_path, None)
+        plan_update(launches(values=([0.2], [0.2], [0.2])), tmp_path, None)
 
 
 def test_the_hosts_reference_workload_is_kept_with_the_baseline(tmp_path: Path) -> None:
     host = {"probe_before_s": 0.0101, "probe_after_s": 0.0099, "probe_s": 0.0100,
             "steal_fraction": 0.0, "workload": "float32 matmul 64x64 + tanh"}  # fmt: skip
-    update = plan_update(result([0.2, 0.22, 0.18], host=host, reasons=[]), tmp_path, "owners")
+    update = plan_update(launches(host=host, reasons=[]), tmp_path, "owners")
     assert update.new.evidence.host_probe_s == pytest.approx(0.0100)
     assert update.new.evidence.host_probe_workload == "float32 matmul 64x64 + tanh"
     assert update.new.evidence.host_steal_fraction == 0.0
+    assert update.new.evidence.launches[0].host_probe_s == pytest.approx(0.0100)
 
 
 def test_a_result_from_an_unsteady_host_is_refused(tmp_path: Path) -> None:
@@ -70,4 +102,12 @@ def test_a_result_from_an_unsteady_host_is_refused(tmp_path: Path) -> None:
                "host speed changed during the measurement: the reference workload took 10.0 ms "
                "before and 13.0 ms after (+30%, tolerance 5%)"]
     with pytest.raises(BaselineRefused, match=r"not steady \(host speed changed during"):
-        plan_update(result([0.2, 0.22, 0.18], reasons=reasons), tmp_path, "owners")
+        plan_update(launches(reasons=reasons), tmp_path, "owners")
+
+
+def test_a_result_with_hypervisor_steal_is_refused(tmp_path: Path) -> None:
+    # Judged by an earlier baseline, its reason named the host's speed, not the steal.
+    host = {"probe_s": 0.0100, "steal_fraction": 0.084, "workload": "w"}
+    with pytest.raises(BaselineRefused, match=r"stole 8.4% of CPU time"):
+        plan_update(launches(host=host, reasons=["host speed differs from the baseline's"]),
+                    tmp_path, "owners")  # fmt: skip

@@ -52,3 +52,28 @@ def test_no_spread_on_either_side_is_a_point_interval() -> None:
 def test_a_spread_needs_two_values() -> None:
     with pytest.raises(ValueError):
         Spread.of([1.0])
+
+
+def test_launch_to_launch_spread_is_a_prediction_interval_for_one_new_launch() -> None:
+    # Launch means 1.00, 1.08, 0.92: s_L = 0.08, k = 3; a new launch's mean spreads around
+    # their mean by s_L * sqrt(1 + 1/3); the candidate adds 0.02**2 / 3.
+    launches = Spread.of([1.00, 1.08, 0.92])
+    c = compare(Spread.of([1.20, 1.22, 1.18]), BASE, threshold=0.10, direction=Direction.LOWER,
+                confidence=0.95, launches=launches)  # fmt: skip
+    variance = 0.02**2 / 3 + 0.08**2 * (1 + 1 / 3)
+    df = variance**2 / ((0.02**2 / 3) ** 2 / 2 + (0.08**2 * 4 / 3) ** 2 / 2)
+    assert c.df == int(df)
+    assert c.change == pytest.approx(0.20)
+    half = c.high - c.change
+    assert half == pytest.approx(4.302653 * variance**0.5, rel=1e-4)  # t(0.975, 2)
+
+
+def test_a_launch_spread_as_wide_as_the_change_leaves_it_undecided() -> None:
+    # 20 % slower than the pooled repetitions, which alone would call it regressed; but the
+    # baseline's launches were 8 % apart from one another: one new launch cannot tell.
+    slower = Spread.of([1.20, 1.21, 1.19, 1.20])
+    assert compare(slower, BASE, threshold=0.10, direction=Direction.LOWER,
+                   confidence=0.95).decision is Decision.REGRESSED  # fmt: skip
+    launches = Spread.of([1.00, 1.08, 0.92, 1.04, 0.96])
+    assert compare(slower, BASE, threshold=0.10, direction=Direction.LOWER, confidence=0.95,
+                   launches=launches).decision is Decision.UNDECIDED  # fmt: skip

@@ -25,6 +25,7 @@ from omniqual.domain.provenance import Provenance
 from omniqual.loadgen.host_speed import REFERENCE_WORKLOAD, CpuTimes
 from omniqual.specs.perf_baseline import (
     BaselineEvidence,
+    BaselineLaunch,
     PerfBaseline,
     ServeIdentity,
     baseline_path,
@@ -39,6 +40,7 @@ HW = "cpu-x86_64-2core-avx2"
 SERVE = "a" * 64
 CKPT = "c" * 64
 BASE = (0.100, 0.102, 0.098)  # the baseline's repetitions of latency_mean (s)
+LAUNCH_MEANS = (0.100, 0.101, 0.099)  # the means of the launches it was set from
 PARAMS = PerfParams(shapes=(ShapeSpec(name="small", width=64, height=64, steps=2),),
                     requests=4, min_repetitions=3, max_repetitions=5)  # fmt: skip
 
@@ -46,7 +48,8 @@ PARAMS = PerfParams(shapes=(ShapeSpec(name="small", width=64, height=64, steps=2
 def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = SERVE,
                    values: Sequence[float] = BASE, host_probe_s: float | None = None,
                    host_steal_fraction: float | None = None,
-                   host_probe_workload: str | None = REFERENCE_WORKLOAD) -> Path:  # fmt: skip
+                   host_probe_workload: str | None = REFERENCE_WORKLOAD,
+                   launch_means: Sequence[float] = LAUNCH_MEANS) -> Path:  # fmt: skip
     mean = sum(values) / len(values)
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
     baseline = PerfBaseline(
@@ -58,7 +61,10 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
                                   host_probe_s=host_probe_s,
                                   host_probe_workload=host_probe_workload if host_probe_s
                                   else None,
-                                  host_steal_fraction=host_steal_fraction),
+                                  host_steal_fraction=host_steal_fraction,
+                                  launches=tuple(BaselineLaunch(run_id=f"r{i}", result_id=f"x{i}",
+                                                                mean=m, repetitions=3)
+                                                 for i, m in enumerate(launch_means))),
     )  # fmt: skip
     path = baseline_path(root / "gates/perf-baselines", row, HW)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +143,26 @@ def test_a_wide_spread_is_inconclusive_after_the_ceiling(tmp_path: Path) -> None
     assert "inconclusive after 5 repetitions (max_repetitions reached)" in outcome.reasons[0]
     # Sequential: repetitions were added past the minimum of 3 before giving up.
     assert sum(m.startswith("perf: repetition") for m in harness.progress) == 5
+
+
+def test_a_baseline_from_one_launch_never_judges(tmp_path: Path) -> None:
+    outcome, harness = run(tmp_path, [0.1, 0.2, 0.2, 0.2], baseline={"launch_means": ()})
+    assert outcome.outcome is GateOutcome.INVALID
+    assert outcome.reasons[0].startswith("baseline set from too few launches")
+    assert "set from 1 server launch," in outcome.reasons[0]
+    # Nothing judged it: measured up to the ceiling, for a baseline set from this result.
+    assert len(document(outcome, harness)["judgement"]["values"]) == 5
+
+
+def test_twenty_percent_slower_on_a_faster_launch_never_passes(tmp_path: Path) -> None:
+    # The baseline's launches were 8 % apart; this launch runs 13 % faster than their mean
+    # and the build is 20 % slower: a +5 % mean, which repetitions alone would pass.
+    spread = {"launch_means": (0.100, 0.108, 0.092, 0.104, 0.096)}
+    work = 0.100 * 0.87 * 1.2
+    outcome, _ = run(tmp_path, [0.1, work, work * 1.01, work * 0.99], baseline=spread)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert outcome.reasons[0].startswith("inconclusive after 5 repetitions")
+    assert outcome.effective["perf"]["comparison"]["high"] > 0.10
 
 
 def test_a_baseline_of_other_hardware_never_judges(tmp_path: Path) -> None:
