@@ -89,9 +89,9 @@ def _read_launch(result: GateResult, metric: str | None) -> _Launch:
     hardware = perf.get("hardware")
     if not isinstance(hardware, str):
         raise ValueError(f"result {result.result_id}: its row names no hardware")
-    if perf.get("metric") != (metric or DEFAULT_METRIC):
-        raise BaselineRefused(f"the baseline judges {metric or DEFAULT_METRIC}; result "
-                              f"{result.result_id} measured {perf.get('metric')}")  # fmt: skip
+    if metric is not None and perf.get("metric") != metric:
+        raise BaselineRefused(f"the baseline judges {metric}; result {result.result_id} "
+                              f"measured {perf.get('metric')}")  # fmt: skip
     values = _floats(perf.get("values"))
     if len(values) < 2:
         raise ValueError(f"result {result.result_id} has {len(values)} repetition(s); a "
@@ -124,7 +124,7 @@ def plan_update(results: Sequence[GateResult], directory: Path,
         raise ValueError("no perf result to set a baseline from")
     latest = max(results, key=lambda r: r.finished_at)
     row = RowKey.parse(latest.row)
-    first = _read_launch(latest, None)
+    first = _read_launch(latest, None)  # its hardware names the file; the metric comes next
     path = baseline_path(directory, row, first.hardware)
     old = load_baseline(path) if path.is_file() else None
     metric = old.metric if old else DEFAULT_METRIC

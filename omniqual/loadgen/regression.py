@@ -19,15 +19,15 @@ The baseline mean is treated as exact when scaling to a relative change (its unc
 the interval through its spread). Both sides need at least two values (a spread).
 
 **Launch to launch.** Repetitions within one server launch scatter less than launches do: on a
-shared 2-vCPU guest the mean of the same build moved by 8 % (sd) from one launch to the next,
-twice the spread inside a launch, with the host's reference workload unchanged. A run is one
-launch, so against a baseline set from several launches (``launches``: the mean of each) the
-question is whether this launch's mean is beyond what another launch of the baseline's build
-would give: the baseline side is then the launches' mean with the spread of a *new* launch
-around it, ``s_L**2 * (1 + 1/k)`` for ``k`` launch means of sample deviation ``s_L`` (a
-prediction interval, ``k - 1`` degrees of freedom), instead of ``s**2 / n`` of pooled
-repetitions. ``s_L`` already holds the within-launch scatter of each launch's mean, so the
-interval is conservative, never narrower than the host allows.
+shared 2-vCPU guest the means of nine launches of the same build spread by 7 % (sd), where eight
+repetitions pin one launch's mean to about 2.5 %, with no hypervisor steal and the host's
+reference workload unchanged. A run is one launch, so against a baseline set from several
+launches (``launches``: the mean of each) the question is whether this launch's mean is beyond
+what another launch of the baseline's build would give: the baseline side is then the launches'
+mean with the spread of a *new* launch around it, ``s_L**2 * (1 + 1/k)`` for ``k`` launch means
+of sample deviation ``s_L`` (a prediction interval, ``k - 1`` degrees of freedom), instead of
+``s**2 / n`` of pooled repetitions. ``s_L`` already holds the within-launch scatter of each
+launch's mean, so the interval is conservative, never narrower than the host allows.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ committed baseline judges it; the gate never says ``no baseline``. Then the same
 a 20 % slowdown injected client-side (each generation request held back by a fifth of the
 baseline's mean latency before it is sent): it must never pass. The baseline was set from
 several launches, and the interval is as wide as one new launch may fall from them: where
-launches of one build differ by several percent (a shared 2-vCPU guest: 8 %, with the host's
+launches of one build differ by several percent (a shared 2-vCPU guest: 7 %, with the host's
 reference workload unchanged), a 20 % slowdown is ``invalid: inconclusive``, which the gate
 reports instead of a flake (a launch that happened to run 13 % faster once passed a 20 %
 slowdown judged against one launch's repetitions); where they differ little, it fails. On a host
