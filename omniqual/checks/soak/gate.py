@@ -43,6 +43,7 @@ from omniqual.checks.workload_budget import budget_measurement
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.evidence import Artifact, Measurement
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.loadgen.host_speed import CpuTimes
 from omniqual.loadgen.records import OutcomeStatus
 from omniqual.loadgen.saturation import SaturationResult, StopReason
 from omniqual.loadgen.workload import EndpointKind
@@ -183,14 +184,19 @@ class _Soak:
             rate = spec.factor * saturation
             self.ctx.progress(f"soak phase {spec.name}", 0.2 + 0.7 * number / len(phases))
             before = len(self.send.jobs)
+            ticks = CpuTimes.now()
             run = await run_load(self.send, self.params, self.endpoint, rate=rate,
                                  count=spec.requests, seed=self.ctx.seed + 10 * (number + 1),
                                  injected=True, max_duration_s=spec.max_duration_s,
                                  phase=spec, calibration=calibration)  # fmt: skip
             searched = self.params.saturation  # a rate assumed outright is known exactly
             precision = None if searched.assume_rps else searched.precision
+            # Steal on this host slows the server only when the server runs here.
+            local = self.ctx.target.pid is not None and self.ctx.target.agent is None
+            steal = CpuTimes.now().steal_fraction_since(ticks) if local else None
             evidence = PhaseEvidence(spec, rate, run, tuple(self.send.jobs[before:]),
-                                     phase_bound_s(spec, calibration), precision)  # fmt: skip
+                                     phase_bound_s(spec, calibration), precision,
+                                     steal)  # fmt: skip
             runs.append(run)
             self.phase_runs.append(PhaseRun(spec.name, spec.factor, rate, run))
             found, summary = judge_phase(evidence, self.params.validity)
@@ -203,7 +209,7 @@ class _Soak:
                 "slo_bound_s": evidence.bound_s, "counts": asdict(summary.counts),
                 "rates": asdict(summary.rates), "latency_from_schedule":
                 asdict(summary.latency_from_schedule), "validity": summary.validity.verdict.value,
-                "duration_s": run.effective.actual_duration_s,
+                "duration_s": run.effective.actual_duration_s, "host_steal_fraction": steal,
                 "jobs": [{"id": j.job_id, "terminal": list(j.terminal_states),
                           "cancelled": j.cancelled} for j in evidence.jobs],
             })  # fmt: skip

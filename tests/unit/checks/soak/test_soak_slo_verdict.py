@@ -1,7 +1,8 @@
 """The soak's latency SLO is three-valued: passed only when the bound holds at the stated
 confidence, failed only when it is missed at that confidence, otherwise invalid (inconclusive)
 with the percentile's interval; and a miss in a phase run within the saturation estimate's
-precision of it, where the server did not keep up, is the estimate's error (invalid)."""
+precision of it, where the server did not keep up, is the estimate's error (invalid), and one
+while the hypervisor stole the server's host is the host's (invalid)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from tests.unit.checks.soak.test_soak_sufficiency import CALIBRATION, Send, _par
 
 
 def _judge(run: LoadRun, factor: float = 0.5, precision: float | None = None,
-           **phase: object) -> tuple[list[str], list[str]]:  # fmt: skip
+           steal: float | None = None, **phase: object) -> tuple[list[str], list[str]]:  # fmt: skip
     params = _params(requests=40, factor=factor, **phase)
     evidence = PhaseEvidence(params.phases[0], 0.5, run, (), 5.0 * CALIBRATION.mean_service_s,
-                             precision)  # fmt: skip
+                             precision, steal)  # fmt: skip
     found, _ = judge_phase(evidence, params.validity)
     return found.failures, found.invalid
 
@@ -43,6 +44,17 @@ def test_a_clear_miss_fails_at_the_stated_confidence() -> None:
     failures, invalid = _judge(run)
     assert len(failures) == 1 and "missed at 95% confidence" in failures[0]
     assert not invalid
+
+
+def test_a_miss_while_the_hypervisor_stole_the_host_is_not_a_verdict() -> None:
+    params = _params(requests=40)
+    run = _phase(params, Send(lambda i: 6.0 if i % 3 == 0 else 0.5), rate=0.5)
+    failures, invalid = _judge(run, steal=0.072)
+    assert not failures
+    assert len(invalid) == 1 and "host contended: the hypervisor stole 7.2%" in invalid[0]
+    # Steal within the tolerance leaves the miss a failure.
+    failures, invalid = _judge(run, steal=0.01)
+    assert len(failures) == 1 and not invalid
 
 
 def test_a_point_estimate_over_the_bound_near_it_is_inconclusive_not_failed() -> None:
