@@ -124,6 +124,9 @@ class PerfBaseline(_Block):
                              f"repetitions ({mean})")  # fmt: skip
         if self.evidence.mean <= 0:
             raise ValueError("evidence.mean must be positive")
+        launches = self.evidence.launches
+        if len({launch.run_id for launch in launches}) != len(launches):
+            raise ValueError("evidence.launches names one run twice: each launch counts once")
         if self.serve.serve_config_sha256 is None and self.serve.checkpoint_sha256 is None:
             raise ValueError("serve names no serve_config_sha256 or checkpoint_sha256: a "
                              "baseline must say which deployment it judges")

@@ -111,3 +111,11 @@ def test_a_result_with_hypervisor_steal_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BaselineRefused, match=r"stole 8.4% of CPU time"):
         plan_update(launches(host=host, reasons=["host speed differs from the baseline's"]),
                     tmp_path, "owners")  # fmt: skip
+
+
+def test_a_baseline_file_naming_one_launch_twice_is_rejected(tmp_path: Path) -> None:
+    update = plan_update(launches(), tmp_path, "owners")
+    data = update.new.model_dump(mode="json")
+    data["evidence"]["launches"][1]["run_id"] = data["evidence"]["launches"][0]["run_id"]
+    with pytest.raises(ValueError, match="names one run twice"):
+        type(update.new).model_validate(data)
