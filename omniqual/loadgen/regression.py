@@ -28,6 +28,14 @@ mean with the spread of a *new* launch around it, ``s_L**2 * (1 + 1/k)`` for ``k
 of sample deviation ``s_L`` (a prediction interval, ``k - 1`` degrees of freedom), instead of
 ``s**2 / n`` of pooled repetitions. ``s_L`` already holds the within-launch scatter of each
 launch's mean, so the interval is conservative, never narrower than the host allows.
+
+**When more repetitions cannot decide.** Repetitions shrink only the run's own term: however
+many there are, the interval stays at least ``z * s_L * sqrt(1 + 1/k)`` wide on each side (the
+normal quantile, below every t quantile, so this floor is never overstated). When the threshold
+lies inside that floor around every mean this launch may still settle on (its mean give or take
+its own ``confidence`` half-width), no further repetition of this launch can decide:
+:func:`launches_cannot_decide` says so, and a caller stops measuring instead of spending its
+budget on repetitions that change nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from statistics import NormalDist
 
 from omniqual.loadgen.trend import student_t_quantile
 
@@ -131,3 +140,21 @@ def compare(
     decision = (Decision.REGRESSED if regressed else Decision.WITHIN if within
                 else Decision.UNDECIDED)  # fmt: skip
     return Comparison(change, low, high, confidence, df, threshold, direction, decision)
+
+
+def launches_cannot_decide(
+    candidate: Spread, launches: Spread, *, threshold: float, direction: Direction,
+    confidence: float,
+) -> float | None:  # fmt: skip
+    """The floor half-width (relative) of the interval when no further repetitions of this
+    launch could take it off the threshold (see the module's text), else None."""
+    if candidate.count < 2 or launches.count < 2 or launches.mean <= 0:
+        return None
+    reference = launches.mean
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    floor = z * launches.stdev * math.sqrt(1 + 1 / launches.count) / reference
+    t = student_t_quantile((1 + confidence) / 2, candidate.count - 1)
+    reach = t * candidate.stdev / math.sqrt(candidate.count) / reference
+    change = (candidate.mean - reference) / reference
+    edge = threshold if direction is Direction.LOWER else -threshold
+    return floor if abs(change - edge) + reach <= floor else None

@@ -2,9 +2,11 @@
 
 Order of work: a health check; ``warmup_repetitions`` passes over the work, discarded; then
 ``min_repetitions`` measured passes; then, while the verdict is undecided, one more at a time up
-to ``max_repetitions`` and only while the next one still fits the gate's ``budget_s``
-(sequential). Each repetition records latency mean/median/p95/p99 from the server's answers,
-throughput, duration, the stage durations the server reported and its peak memory figure.
+to ``max_repetitions`` and only while the next one still fits the gate's ``budget_s`` and could
+still decide (sequential): once the spread of the baseline's launches alone keeps the interval
+across the threshold, further repetitions of this launch change nothing, and it stops there.
+Each repetition records latency mean/median/p95/p99 from the server's answers, throughput,
+duration, the stage durations the server reported and its peak memory figure.
 
 Verdict (the rule of :mod:`omniqual.loadgen.regression`): the two-sided ``confidence`` interval
 on the relative change of the repetitions' mean of the baseline's metric against the mean of
@@ -14,7 +16,8 @@ the server launches the baseline was set from, as wide as one new launch may fal
 * ``failed`` when the whole interval lies beyond the baseline's threshold in the bad direction;
 * ``passed`` when the whole interval lies inside it (no regression beyond the threshold at that
   confidence);
-* otherwise more repetitions, and at the ceiling ``invalid: inconclusive`` with the interval.
+* otherwise more repetitions, and at the ceiling (or where more cannot decide) ``invalid:
+  inconclusive`` with the interval.
 
 Never a flake: a noisy host yields ``invalid``, not a verdict. When the server runs on the
 measuring host, the host's speed is read before the measured repetitions and after each (a
@@ -42,7 +45,13 @@ from typing import Any, ClassVar, Literal
 from omniqual.checks.base import CheckContext, CheckOutcome
 from omniqual.checks.load_binding import endpoint_for
 from omniqual.checks.perf.host import host_reason
-from omniqual.checks.perf.judge import BaselineLookup, find_baseline, judge, serve_identity
+from omniqual.checks.perf.judge import (
+    BaselineLookup,
+    find_baseline,
+    judge,
+    repetitions_cannot_decide,
+    serve_identity,
+)
 from omniqual.checks.perf.params import PerfParams, workload_sha256
 from omniqual.checks.perf.record import result_document
 from omniqual.checks.perf.upstream import apply_config
@@ -174,6 +183,7 @@ class _Perf:
         if probing:
             await self.host.read()
         comparison = None
+        settled: str | None = None
         while True:
             rep = await self._repetition(warmup=False)
             if probing:
@@ -194,7 +204,10 @@ class _Perf:
             comparison = judge(measured, lookup.baseline, params.confidence)
             if comparison.decision is not Decision.UNDECIDED:
                 break
-            if len(measured) >= params.max_repetitions or not self._fits(1):
+            # Repetitions narrow only this launch's own term; past that, the budget buys nothing.
+            settled = repetitions_cannot_decide(measured, lookup.baseline, params.confidence)
+            if (settled is not None or len(measured) >= params.max_repetitions
+                    or not self._fits(1)):
                 break
         self.speed = self.host.finish()
         baseline = lookup.baseline if lookup else None
@@ -218,8 +231,9 @@ class _Perf:
             outcome = GateOutcome.PASSED
         else:
             outcome = GateOutcome.INVALID
-            ceiling = ("max_repetitions reached" if len(self._values(lookup)) >=
-                       params.max_repetitions else "the gate's budget allows no more")
+            ceiling = (settled if settled is not None else "max_repetitions reached"
+                       if len(self._values(lookup)) >= params.max_repetitions
+                       else "the gate's budget allows no more")
             invalid.append(f"inconclusive after {len(self._values(lookup))} repetitions "
                            f"({ceiling}): {lookup.baseline.metric} {comparison.describe()}")
         return self._outcome(outcome, failures + invalid, lookup, comparison, workload, identity)

@@ -16,7 +16,13 @@ from pathlib import Path
 from omniqual.domain.axes import RowKey
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.rules import UNKNOWN_VALUES
-from omniqual.loadgen.regression import Comparison, Direction, Spread, compare
+from omniqual.loadgen.regression import (
+    Comparison,
+    Direction,
+    Spread,
+    compare,
+    launches_cannot_decide,
+)
 from omniqual.specs.perf_baseline import (
     MIN_LAUNCHES,
     PerfBaseline,
@@ -89,3 +95,18 @@ def judge(values: list[float], baseline: PerfBaseline, confidence: float) -> Com
     return compare(Spread.of(values), Spread.of(baseline.evidence.repetitions),
                    threshold=baseline.threshold, direction=Direction(baseline.direction),
                    confidence=confidence, launches=launches)  # fmt: skip
+
+
+def repetitions_cannot_decide(values: list[float], baseline: PerfBaseline,
+                              confidence: float) -> str | None:  # fmt: skip
+    """Why no further repetition of this launch could decide against ``baseline`` (the spread
+    of its launches alone keeps the interval across the threshold), or None."""
+    launches = Spread.of([launch.mean for launch in baseline.evidence.launches])
+    floor = launches_cannot_decide(Spread.of(values), launches, threshold=baseline.threshold,
+                                   direction=Direction(baseline.direction),
+                                   confidence=confidence)  # fmt: skip
+    if floor is None:
+        return None
+    return (f"more cannot decide: the spread of the baseline's {launches.count} launches alone "
+            f"keeps a new launch's interval at least ±{floor:.1%} wide, and this launch's mean "
+            "cannot settle far enough from the threshold")

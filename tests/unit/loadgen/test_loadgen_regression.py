@@ -3,7 +3,14 @@ relative threshold in the metric's bad direction."""
 
 import pytest
 
-from omniqual.loadgen.regression import Decision, Direction, Spread, compare, welch_df
+from omniqual.loadgen.regression import (
+    Decision,
+    Direction,
+    Spread,
+    compare,
+    launches_cannot_decide,
+    welch_df,
+)
 
 BASE = Spread.of([1.00, 1.02, 0.98])
 
@@ -77,3 +84,40 @@ def test_a_launch_spread_as_wide_as_the_change_leaves_it_undecided() -> None:
     launches = Spread.of([1.00, 1.08, 0.92, 1.04, 0.96])
     assert compare(slower, BASE, threshold=0.10, direction=Direction.LOWER, confidence=0.95,
                    launches=launches).decision is Decision.UNDECIDED  # fmt: skip
+
+
+LAUNCHES_8PCT = Spread.of([1.00, 1.08, 0.92, 1.04, 0.96])
+
+
+def cannot_decide(values: list[float], launches: Spread = LAUNCHES_8PCT,
+                  direction: Direction = Direction.LOWER) -> float | None:  # fmt: skip
+    return launches_cannot_decide(Spread.of(values), launches, threshold=0.10,
+                                  direction=direction, confidence=0.95)  # fmt: skip
+
+
+def test_launches_wider_than_the_distance_to_the_threshold_leave_nothing_to_measure() -> None:
+    # s_L = 0.0632 over k = 5 launch means: the floor is 1.96 * s_L * sqrt(1.2) = 13.6 %. A
+    # launch settling near +5 % (give or take 1.2 %) stays within it of the 10 % threshold.
+    floor = cannot_decide([1.05, 1.06, 1.04, 1.05])
+    assert floor == pytest.approx(1.959964 * 0.0632456 * 1.2**0.5, rel=1e-4)
+    # The interval at this count straddles the threshold too, and is wider than the floor.
+    c = compare(Spread.of([1.05, 1.06, 1.04, 1.05]), BASE, threshold=0.10,
+                direction=Direction.LOWER, confidence=0.95, launches=LAUNCHES_8PCT)  # fmt: skip
+    assert c.decision is Decision.UNDECIDED and c.high - c.change > floor
+
+
+def test_more_repetitions_may_still_decide_far_from_the_threshold_or_on_tight_launches() -> None:
+    assert cannot_decide([1.40, 1.41, 1.39]) is None  # 30 % past the threshold: beyond the floor
+    assert cannot_decide([0.80, 0.81, 0.79]) is None  # 30 % on the good side
+    tight = Spread.of([1.00, 1.01, 0.99])
+    assert cannot_decide([1.08, 1.09, 1.07], launches=tight) is None
+
+
+def test_a_launch_whose_own_mean_may_still_move_is_measured_on() -> None:
+    # Near the threshold but scattered: its mean may yet settle beyond the floor's reach.
+    assert cannot_decide([0.95, 1.35, 1.05]) is None
+
+
+def test_higher_is_better_reads_the_floor_around_the_lower_threshold() -> None:
+    assert cannot_decide([0.95, 0.96, 0.94, 0.95], direction=Direction.HIGHER) is not None
+    assert cannot_decide([1.05, 1.06, 1.04, 1.05], direction=Direction.HIGHER) is None
