@@ -8,9 +8,6 @@ request (fixed seed) is answered twice: its output bytes (on a videos-async row,
 job's content) are what every recovery must give again. Each case's evidence is a
 ``CaseResult``, a per-case summary in ``effective["fault_injection"]`` and the injector's own
 record lines (stored as an artifact). A videos-async row runs its cases as jobs (``jobs``).
-With a ``budget_s``, the calibrated known-good time projects the cases left (a lower bound of
-two solo runs per case the server survives): a host on which they cannot fit is ``invalid: host
-too slow for this workload`` at once, not after the budget has been waited out.
 The injector is armed and read through ``control`` (an agent's, with ``--agent``), and the
 resource readings come from :func:`observed` (the agent, or the local process tree).
 """
@@ -53,7 +50,6 @@ from omniqual.checks.load_binding import WireCall, endpoint_for, wire_call
 from omniqual.checks.observed import observed
 from omniqual.checks.soak.phases import solo_request
 from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch
-from omniqual.checks.workload_budget import HOST_TOO_SLOW, projected_past_budget
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.fault_injection import FaultEvent, FaultMode, FaultRecord
 from omniqual.domain.outcomes import GateOutcome
@@ -158,10 +154,6 @@ class _Run:
             if self.baseline is None and not await self._calibrate(driver):
                 pending.clear()
                 return False
-            if (too_slow := self._past_budget(pending)) is not None:
-                self.invalid.insert(0, too_slow)
-                pending.clear()
-                return False
             target = TargetInfo(
                 url=served.url, pid=served.pid, agent=self.ctx.target.agent,
                 temp_dirs=() if self.url else (self.temp / f"tmp{self.launches}",))  # fmt: skip
@@ -182,20 +174,6 @@ class _Run:
                     if exited:
                         return True
         return False
-
-    def _past_budget(self, pending: list[FaultCase]) -> str | None:
-        """Why the cases left cannot fit the budget on this host, from the calibrated solo
-        time: a case the server survives has its peers answered (at least one execution,
-        batched or not) and the known-good request after it, so it costs at least two solo
-        runs; a case that ends the worker is counted as free. A lower bound, so a host judged
-        too slow is too slow."""
-        budget = self.ctx.gate.budget_s
-        if budget is None or self.solo_s <= 0:
-            return None
-        runs = 2 * sum(not case.ends_worker for case in pending)
-        left = budget - (time.monotonic() - self.started)
-        return projected_past_budget(self.solo_s, runs, max(left, 0.0),
-                                     "the known-good request")  # fmt: skip
 
     async def _calibrate(self, driver: CaseDriver) -> bool:
         first, what = await driver.known_good(KNOWN_GOOD_SEED)
@@ -313,9 +291,6 @@ class _Run:
                              name="fault-injection-summary.json"))  # fmt: skip
         measurements = [Measurement(name=f"{cid}.recovered_in_s", unit="s", value=round(s, 3))
                         for cid, s in self.recovered_s.items()]  # fmt: skip
-        if any(i.startswith(HOST_TOO_SLOW) for i in self.invalid):
-            measurements.append(Measurement(name="solo_service", unit="s",
-                                            value=round(self.solo_s, 3)))  # fmt: skip
         return CheckOutcome(
             verdict(self.failures, invalid=self.invalid), tuple(self.failures + self.invalid),
             tuple(measurements), tuple(artifacts), tuple(self.results),
