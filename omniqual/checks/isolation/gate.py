@@ -2,33 +2,42 @@
 or ids.
 
 A heterogeneous request set (``plan``: variants of the row's contract probe in every value the
-contract lets change the computation) is first served alone, one after another: each request's
-solo output is its truth, and the first request served twice alone tells whether the row
-reproduces an output exactly. Then the set is sent together in every (pattern, order, repeat)
-round (``rounds``) while ``/metrics`` is sampled, and each answer is judged against its own
-truth (``judge``). A round whose requests were not shown to meet in the server (``proof``)
-proves nothing: when no round of a pattern met, the gate is invalid, never passed.
+contract lets change the computation) is first served alone (``solo``): after a warm-up, each
+request twice, one after another; the first answer is its truth, the second shows it reproduces
+(exactly, so the exact rule may apply, or within the tolerance). A request whose truth is the
+same as another's under the rule in force could not show a crossing and stays out of the
+rounds. Then the rest are sent together in every (pattern, order, repeat) round (``rounds``)
+while ``/metrics`` is sampled, and each answer is judged against its own truth (``judge``). A
+round proves something only when two requests at least were served successfully and at once
+(``proof``).
 
 Outcome: failed on any crossed output, reordered outputs, foreign id or job, a wrong size or
-count, or an error answer that is not a clear 4xx rejection; invalid when the requests never
-met, a request fails alone, a solo output is not reproducible where exactness is required, or
-the workload cannot fit ``budget_s``; passed otherwise.
+count, an error answer that is not a clear 4xx rejection, or a server that refused concurrent
+requests and never served two at once; invalid when the requests never met (and none was
+refused), a request fails alone or does not reproduce alone within the tolerance (exactly,
+where required), fewer than two requests are distinguishable alone, or the workload cannot fit
+``budget_s``; passed otherwise.
 """
 
 import statistics
 import time
-from collections.abc import Sequence
 from typing import ClassVar, Literal
 
 from omniqual.checks.base import CheckContext, CheckOutcome
-from omniqual.checks.isolation.exchange import Served, Timeouts, send
+from omniqual.checks.isolation.exchange import Timeouts
 from omniqual.checks.isolation.judge import Rule, Verdict, judge_case, judge_ids
-from omniqual.checks.isolation.matching import db, match
 from omniqual.checks.isolation.params import IsolationParams
 from omniqual.checks.isolation.plan import TWIN_MODE, IsoRequest, build_request_set
-from omniqual.checks.isolation.proof import GaugeSampler, Meeting, batching, judge_meeting
+from omniqual.checks.isolation.proof import (
+    GaugeSampler,
+    Meeting,
+    batching,
+    judge_meeting,
+    unmet_findings,
+)
 from omniqual.checks.isolation.record import Recorder
 from omniqual.checks.isolation.rounds import plan_rounds, send_round
+from omniqual.checks.isolation.solo import SoloPhase, indistinguishable, serve_alone
 from omniqual.checks.workload_budget import projected_past_budget
 from omniqual.client import OmniClient
 from omniqual.domain.contract import ModelContract
@@ -71,48 +80,35 @@ async def _run(
     prompts = (*params.prompts, *(str(v) for k, v in endpoint.probe.items()
                                   if k in ("prompt", "input")))  # fmt: skip
     record = Recorder(ctx, params, requests, prompts)
-    by_label = {r.label: r for r in requests}
     ctx.progress("isolation: solo truth", 0.0)
-    solos: dict[str, Served] = {}
-    for request in requests:
-        solos[request.label] = served = await send(client, request, timeouts)
-        if not served.ok:
-            what = served.problem or f"HTTP {served.status} {served.error}".strip()
-            named = f"request {request.label} ({record.settings(request)})"
-            return record.outcome(invalid=[record.scrub(f"{named} failed alone, so it has no "
-                                                        f"truth: {what}")])  # fmt: skip
-    again = await send(client, requests[0], timeouts)
-    solo_s = {label: s.elapsed_s for label, s in solos.items()}
-    service_s = statistics.median(solo_s.values())
-    record.measure("solo_service_s", round(service_s, 4), "s", samples=len(solo_s))
     kind = endpoint.output.kind
-    first = solos[requests[0].label]
-    exact_solo = again.ok and len(again.outputs) == len(first.outputs) and all(
-        match(kind, a, b, exact=True, tolerance=params.tolerance).same
-        for a, b in zip(first.outputs, again.outputs, strict=False))  # fmt: skip
-    record.measure("solo_reproducible", float(exact_solo), "bool")
-    invalid: list[str] = []
-    if not exact_solo:
-        spread = [match(kind, a, b, exact=False, tolerance=params.tolerance)
-                  for a, b in zip(first.outputs, again.outputs, strict=False)]  # fmt: skip
-        if params.require_exact:
-            invalid.append(f"request {requests[0].label} served twice alone did not answer the "
-                           "same output, and this row must reproduce it exactly")  # fmt: skip
-        elif not again.ok or not all(m.same for m in spread):
-            worst = min((m.score for m in spread if m.score is not None), default=None)
-            invalid.append(f"request {requests[0].label} served twice alone differs beyond the "
-                           f"tolerance ({db(worst)}): no solo truth to judge against")  # fmt: skip
-    if invalid:
-        return record.outcome(invalid=invalid)
+    solo = await serve_alone(client, requests, timeouts, kind, params.tolerance)
+    record.measure("warmup_s", round(solo.warmup_s, 4), "s")
+    no_truth = _no_truth(params, solo, record)
+    if no_truth:
+        return record.outcome(invalid=no_truth)
+    service_s = statistics.median(solo.service_s.values())
+    record.measure("solo_service_s", round(service_s, 4), "s", samples=len(solo.service_s))
+    record.measure("solo_reproducible", float(solo.exact), "bool")
     execution = ctx.row.get("execution")
     batch_row = batching(execution)
-    rule = Rule(kind, exact_solo and not batch_row, params.tolerance, params.crossing_margin_db,
-                params.crossing_min_db)
+    rule = Rule(kind, solo.exact and not batch_row, params.tolerance, params.crossing_margin_db,
+                params.crossing_min_db)  # fmt: skip
+    left_out = indistinguishable(requests, solo.truths, rule)
+    together = {r.label: r for r in requests if r.label not in left_out}
+    # Answers are attributed among the requests sent only: one left out has another's truth.
+    truths = {label: solo.truths[label] for label in together}
+    record.left_out(left_out, len(together))
+    if len(together) < 2:
+        return record.outcome(invalid=[record.scrub(
+            "fewer than two requests are distinguishable alone under the "
+            f"{'exact' if rule.exact else 'tolerance'} rule, so no crossing could be seen: "
+            + "; ".join(f"request {k}: {v}" for k, v in left_out.items()))])  # fmt: skip
     twin = TWIN_MODE.get(api_mode)
     twin = twin if twin and contract.endpoint(twin) is not None else None
     patterns = [p for p in params.patterns if p != "mixed" or twin]
-    rounds = plan_rounds([r.label for r in requests], patterns, params.orders, params.repeats)
-    units = len(rounds) * len(requests)
+    rounds = plan_rounds(list(together), patterns, params.orders, params.repeats)
+    units = len(rounds) * len(together)
     too_slow = projected_past_budget(service_s, units, _budget_left(ctx, started),
                                     "one solo request")  # fmt: skip
     if too_slow is not None:
@@ -127,31 +123,37 @@ async def _run(
     for number, plan in enumerate(rounds):
         ctx.progress(f"isolation: {plan.where}", 0.1 + 0.9 * number / len(rounds))
         async with sampler.watching():
-            answers = await send_round(client, plan, by_label, timeouts,
+            answers = await send_round(client, plan, together, timeouts,
                                       params.stagger_fraction * service_s, twin)  # fmt: skip
-        meeting = judge_meeting(answers, solo_s, sampler.peak, batch_row=batch_row,
+        meeting = judge_meeting(answers, solo.service_s, sampler.peak, batch_row=batch_row,
                                 span_fraction=params.parallel_span_fraction)  # fmt: skip
         meetings.append((plan.pattern, meeting))
-        foreign = judge_ids(answers, by_label)
+        foreign = judge_ids(answers, together)
         for one in answers:
-            found: Verdict = judge_case(by_label[one.label], one, solos, by_label, rule)
+            found: Verdict = judge_case(together[one.label], one, truths, together, rule)
             if one.label in foreign and found.outcome is GateOutcome.PASSED:
                 found = Verdict(one.label, GateOutcome.FAILED, "id", foreign[one.label])
             record.case(plan, one, found, meeting)
-    return record.outcome(invalid=_never_met(meetings, patterns), meetings=meetings)
+    failed, invalid = unmet_findings(meetings, patterns)
+    return record.outcome(invalid=invalid, failed=[record.scrub(f) for f in failed],
+                          meetings=meetings)  # fmt: skip
+
+
+def _no_truth(params: IsolationParams, solo: SoloPhase, record: Recorder) -> list[str]:
+    """Why the solo phase left a request without a truth to judge it by (empty: none)."""
+    if solo.failed is not None:
+        request, served = solo.failed
+        what = served.problem or f"HTTP {served.status} {served.error}".strip()
+        named = f"request {request.label} ({record.settings(request)})"
+        return [record.scrub(f"{named} failed alone, so it has no truth: {what}")]
+    if params.require_exact:
+        return [f"request {label} served twice alone did not answer the same output, and this "
+                "row must reproduce it exactly" for label in solo.inexact]  # fmt: skip
+    return [record.scrub(f"request {label} served twice alone {how}: no solo truth to judge "
+                         "against") for label, how in solo.beyond.items()]  # fmt: skip
 
 
 def _budget_left(ctx: CheckContext, started: float) -> float | None:
     """What is left of the gate's budget after the solo phase (None: no budget)."""
     budget = ctx.gate.budget_s
     return None if budget is None else max(budget - (time.monotonic() - started), 0.0)
-
-
-def _never_met(meetings: list[tuple[str, Meeting]], patterns: Sequence[str]) -> list[str]:
-    if not any(m.met for _, m in meetings):
-        last = meetings[-1][1].how if meetings else "no round was sent"
-        return [f"requests never met in the server: no round showed two requests in it at once "
-                f"(last round: {last})"]  # fmt: skip
-    return [f"the {p} rounds never met in the server: {[m for q, m in meetings if q == p][-1].how}"
-            for p in patterns if not any(m.met for q, m in meetings if q == p)]  # fmt: skip
-

@@ -98,13 +98,14 @@ class IsolationParams(CheckParams):
         description="Closer by the margin counts only at this closeness or more: outputs of "
         "unrelated requests sit near 8-12 dB of each other, noise in which no margin means "
         "anything.",
-    )
+    )  # fmt: skip
     metrics_poll_s: float = Field(default=0.05, gt=0)
     parallel_span_fraction: float = Field(
         default=0.75, gt=0, le=1,
-        description="A round whose requests all finished within this fraction of their summed "
-        "solo service times computed at least partly at once (timing proof they met).",
-    )
+        description="A round whose served answers (two at least, overlapping) all finished "
+        "within this fraction of their summed warm solo service times computed at least partly "
+        "at once (timing proof they met); refused answers count for nothing.",
+    )  # fmt: skip
     request_timeout_s: float = Field(default=120.0, gt=0)
     job_timeout_s: float = Field(default=300.0, gt=0)
     poll_interval_s: float = Field(default=0.05, gt=0)

@@ -1,7 +1,8 @@
 """What an isolation run records: one ``CaseResult`` per request per round, the crossing table
-(request, round, pattern, verdict, crossed-with, differing settings) and the rounds' meeting
-proof in ``effective["isolation"]``, the counts as measurements, thumbnails of alone against
-together for wrong images, and a summary artifact. Reasons never carry a prompt: every prompt
+(request, round, pattern, verdict, crossed-with, differing settings), the rounds' meeting proof
+and the requests kept out of the rounds as indistinguishable in ``effective["isolation"]``, the
+counts as measurements, thumbnails of alone against together for wrong images, and a summary
+artifact. Reasons never carry a prompt: every prompt
 text the run sent is replaced by ``<prompt>``."""
 
 import json
@@ -34,6 +35,8 @@ class Recorder:
         self.artifacts: list[Artifact] = []
         self.effective: dict[str, Any] = {}
         self.thumbnails = 0
+        self.indistinguishable: dict[str, str] = {}
+        self.together = len(self.requests)
 
     def settings(self, request: IsoRequest) -> str:
         return render(request, [k for k, _ in request.settings])
@@ -46,6 +49,11 @@ class Recorder:
 
     def measure(self, name: str, value: float, unit: str, samples: int | None = None) -> None:
         self.measurements.append(Measurement(name=name, value=value, unit=unit, samples=samples))
+
+    def left_out(self, reasons: dict[str, str], together: int) -> None:
+        """Requests kept out of the rounds (indistinguishable alone), and how many were sent."""
+        self.indistinguishable = {k: self.scrub(v) for k, v in reasons.items()}
+        self.together = together
 
     def case(self, plan: Round, served: Served, found: Verdict, meeting: Meeting) -> None:
         reason = self.scrub(found.reason)
@@ -81,13 +89,15 @@ class Recorder:
                 png, media_type="image/png", role="isolation-thumbnail",
                 name=f"isolation-r{plan.index}-{label}-{which}.png"))  # fmt: skip
 
-    def outcome(self, *, invalid: list[str],
+    def outcome(self, *, invalid: list[str], failed: Sequence[str] = (),
                 meetings: Sequence[tuple[str, Meeting]] = ()) -> CheckOutcome:  # fmt: skip
         failures = [f"{reason} (round{'s' if len(r) > 1 else ''} {', '.join(map(str, r))})"
                     for reason, r in self.failures.items()]  # fmt: skip
+        failures += failed
         met = [m for _, m in meetings]
         peaks = [m.peak_in_server for m in met if m.peak_in_server is not None]
         self.measure("requests", float(len(self.requests)), "requests")
+        self.measure("requests_together", float(self.together), "requests")
         self.measure("rounds", float(len(met)), "rounds")
         self.measure("rounds_met", float(sum(m.met for m in met)), "rounds")
         self.measure("cases", float(len(self.cases)), "cases")
@@ -96,12 +106,15 @@ class Recorder:
         self.measure("crossings", float(sum(r["finding"] == "crossed" for r in self.rows)),
                      "cases")  # fmt: skip
         self.measure("overlapping_pairs", float(sum(m.overlapping_pairs for m in met)), "pairs")
+        self.measure("refused_together", float(sum(m.refused for m in met)), "cases")
         if peaks:
             self.measure("max_in_server", float(max(peaks)), "requests", samples=len(peaks))
         self.effective["isolation"] = {
             "requests": {r.label: dict(r.settings) for r in self.requests},
             "not_varied": {r.label: list(r.not_varied) for r in self.requests if r.not_varied},
-            "rounds": [{"pattern": p, "met": m.met, "how": m.how, "peak": m.peak_in_server,
+            "indistinguishable": dict(self.indistinguishable),
+            "rounds": [{"pattern": p, "met": m.met, "how": self.scrub(m.how),
+                        "peak": m.peak_in_server, "served": m.served, "refused": m.refused,
                         "overlapping_pairs": m.overlapping_pairs, "span_s": round(m.span_s, 4),
                         "solo_sum_s": round(m.solo_sum_s, 4)} for p, m in meetings],
             "table": self.rows,

@@ -5,49 +5,10 @@ served another job's content; a server that never lets two requests meet is inva
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import replace
-from pathlib import Path
-from typing import Any
-
-from omniqual.checks.base import CheckOutcome
-from omniqual.checks.isolation import IsolationCheck, IsolationParams
 from omniqual.checks.isolation.params import RequestVariant
-from omniqual.domain.axes import RowKey
 from omniqual.domain.outcomes import GateOutcome
-from tests.fakes.check_context import context
 from tests.fakes.fake_batching import BatchingFakeOmni
-from tests.fakes.fake_config import FakeConfig, FakeFaults
-from tests.fakes.fake_omni import FakeOmni
-
-ROOT = Path(__file__).resolve().parents[4]
-
-
-def run(server: FakeOmni, *, model: str = "sd3-tiny", api_mode: str = "images-generations",
-        execution: str | None = None, **overrides: Any) -> CheckOutcome:  # fmt: skip
-    params = IsolationParams(**{"orders": 2, "patterns": ("burst", "staggered"), **overrides})
-    ctx, _ = context("isolation", api_mode, fake=server, root=ROOT)
-    task = "t2v" if api_mode.startswith("videos") else "t2i"
-    axes = [("model", model), ("task", task), ("api_mode", api_mode)]
-    ctx = replace(ctx, row=RowKey((*axes, *([("execution", execution)] if execution else []))))
-    return asyncio.run(IsolationCheck().run(ctx, params))
-
-
-def fake(cls: type[FakeOmni] = FakeOmni, **faults: Any) -> FakeOmni:
-    return cls(FakeConfig(image_work_s=0.08, video_queue_s=0.02, video_run_s=0.1,
-                          faults=FakeFaults(**faults)))  # fmt: skip
-
-
-def recorded(outcome: CheckOutcome) -> dict[str, Any]:
-    found = outcome.effective["isolation"]
-    assert isinstance(found, dict)
-    return found
-
-
-def table(outcome: CheckOutcome) -> list[dict[str, Any]]:
-    rows = recorded(outcome)["table"]
-    assert isinstance(rows, list)
-    return rows
+from tests.unit.checks.isolation.isolation_harness import fake, recorded, run, table
 
 
 def test_clean_parallel_fake_passes_with_the_meeting_proven() -> None:

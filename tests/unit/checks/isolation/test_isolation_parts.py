@@ -1,6 +1,7 @@
 """The isolation gate's pure parts: the request set follows each shipped contract (knobs it does
-not list are recorded, not sent), the meeting proof by execution mode, and answers that are not
-outputs (a clear 4xx is allowed, a 5xx is not)."""
+not list are recorded, not sent), the meeting proof by execution mode and on served answers only
+(refusals fail a gate whose rounds never met), and answers that are not outputs (a clear 4xx is
+allowed, a 5xx is not)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from omniqual.checks.isolation.exchange import Served
 from omniqual.checks.isolation.judge import Rule, judge_case
 from omniqual.checks.isolation.params import IsolationParams
 from omniqual.checks.isolation.plan import IsoRequest, build_request_set, differing, render
-from omniqual.checks.isolation.proof import batching, judge_meeting
+from omniqual.checks.isolation.proof import batching, judge_meeting, unmet_findings
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.specs.contracts import load_contract
 
@@ -76,3 +77,47 @@ def test_a_clear_4xx_is_allowed_and_a_5xx_fails() -> None:
     assert judge_case(requests["A"], bare, solos, requests, rule).outcome is GateOutcome.FAILED
     crash = judge_case(requests["A"], _served("A", 0, 1, 500, "boom"), solos, requests, rule)
     assert crash.outcome is GateOutcome.FAILED and "alone: HTTP 200" in crash.reason
+
+
+def test_refused_answers_prove_no_meeting() -> None:
+    # One request served, three refused at once: the round is as fast as one request, which
+    # against four summed solo times looks parallel unless only served answers count.
+    solo = {"A": 1.0, "B": 1.0, "C": 1.0, "D": 1.0}
+    refused = [_served("A", 0.0, 1.0), *(_served(x, 0.01, 0.02, 429, "Too Many Requests")
+                                         for x in "BCD")]  # fmt: skip
+    meeting = judge_meeting(refused, solo, 1, batch_row=False, span_fraction=0.75)
+    assert not meeting.met and meeting.refused == 3 and "HTTP 429" in meeting.how
+    # Two served at once beside a refusal still meet, on the timing of the two alone.
+    two = [_served("A", 0.0, 1.1), _served("B", 0.0, 1.1), _served("C", 0.01, 0.02, 429, "busy")]
+    meeting = judge_meeting(two, solo, None, batch_row=False, span_fraction=0.75)
+    assert meeting.met and meeting.parallel and meeting.solo_sum_s == 2.0
+    # Two answered one after the other do not, however fast: they were not served at once.
+    apart = [_served("A", 0.0, 0.5), _served("B", 0.6, 1.1), _served("C", 0.0, 0.01, 429, "x")]
+    assert not judge_meeting(apart, solo, None, batch_row=False, span_fraction=0.75).met
+
+
+def test_a_gauge_of_two_proves_nothing_without_two_served_answers() -> None:
+    one_served = [_served("A", 0.0, 1.0), _served("B", 0.0, 0.01, 429, "busy")]
+    assert not judge_meeting(one_served, {"A": 1.0, "B": 1.0}, 2, batch_row=False,
+                             span_fraction=0.75).met  # fmt: skip
+
+
+def test_unmet_rounds_fail_when_refused_and_are_invalid_when_merely_unproven() -> None:
+    solo = {"A": 1.0, "B": 1.0}
+    met = judge_meeting([_served("A", 0.0, 1.0), _served("B", 0.0, 1.0)], solo, 2,
+                        batch_row=False, span_fraction=0.75)  # fmt: skip
+    refused = judge_meeting([_served("A", 0.0, 1.0), _served("B", 0.1, 0.2, 429, "busy")], solo,
+                            1, batch_row=False, span_fraction=0.75)  # fmt: skip
+    serial = judge_meeting([_served("A", 0.0, 1.0), _served("B", 0.1, 2.0)], solo, 1,
+                           batch_row=False, span_fraction=0.75)  # fmt: skip
+    failed, invalid = unmet_findings([("burst", refused), ("staggered", refused)],
+                                     ["burst", "staggered"])  # fmt: skip
+    assert not invalid and len(failed) == 1
+    assert failed[0].startswith("the server never served two requests at once: 2 request(s)")
+    assert "(first: HTTP 429: busy)" in failed[0]
+    failed, invalid = unmet_findings([("burst", met), ("staggered", refused)],
+                                     ["burst", "staggered"])  # fmt: skip
+    assert not invalid and failed[0].startswith("the staggered rounds never served two requests")
+    failed, invalid = unmet_findings([("burst", serial)], ["burst"])
+    assert not failed and invalid[0].startswith("requests never met in the server")
+    assert unmet_findings([("burst", met), ("staggered", met)], ["burst", "staggered"]) == ([], [])
