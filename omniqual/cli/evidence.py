@@ -1,9 +1,11 @@
 """``omniqual evidence verify RUN_DIR...`` and ``omniqual evidence merge DIR... -o DIR``.
 
 verify: is recorded evidence still what its journal says? Exit 0 when every run is intact, 1
-naming each mismatch (a broken link in a journal's hash chain names its line; a journal written
-before chaining is at best "intact, but unchained"), 2 when a path is neither a run directory
-nor a directory holding runs (a merged root is verified run by run). merge: gather the runs of
+naming each mismatch (a broken link in a journal's hash chain names its line; records removed
+from a journal or its anchored last line altered name the anchor they contradict; a journal
+written before chaining is at best "intact, but unchained", one written before anchoring "intact,
+but unanchored"), 2 when a path is neither a run directory nor a directory holding runs (a merged
+root is verified run by run). merge: gather the runs of
 CI agents into one run root; exit 1 for a conflict or damaged evidence (named), 2 for a path
 that holds no runs. The work lives in :mod:`omniqual.evidence.verify` and
 :mod:`omniqual.evidence.merge`; this module only formats it.
@@ -27,7 +29,8 @@ def verify_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per run."),
 ) -> None:
-    """Recompute every artifact's sha256 and check each journal's integrity and hash chain."""
+    """Recompute every artifact's sha256 and check each journal's integrity, hash chain and
+    anchors."""
     from omniqual.evidence.verify import NotARunDirectory, verify_runs
 
     try:
@@ -40,11 +43,14 @@ def verify_command(
                 "run_dir": str(run.run_dir), "run_id": run.run_id, "intact": run.intact,
                 "results": run.results, "artifacts_checked": run.artifacts_checked,
                 "problems": list(run.problems), "notes": list(run.notes), "chain": run.chain,
+                "anchored": run.anchored,
             }, sort_keys=True))  # fmt: skip
             continue
         state = "intact" if run.intact else f"{len(run.problems)} problem(s)"
         if run.intact and run.chain in ("unchained", "partly chained"):
             state = f"intact, but {run.chain} (the journal predates chaining)"
+        elif run.intact and not run.anchored:
+            state = "intact, but unanchored (the journal predates anchoring)"
         typer.echo(f"{run.run_dir}: {state} ({run.results} results,"
                    f" {run.artifacts_checked} artifacts hashed)")  # fmt: skip
         for problem in run.problems:
@@ -111,8 +117,9 @@ def stability_command(
         None, "-o", "--output", help="Also write stability.md, .html and .json here."
     ),
 ) -> None:
-    """How often reruns agreed: per gate on a row, every run's verdict; per row, its state.
-    Exit 1 when a verdict moved between passed and failed or a row's state changed."""
+    """How often reruns agreed: per gate on a row, every run's verdict and how many decided;
+    per row, its state. Exit 1 when a verdict moved between passed and failed or a row's state
+    changed; exit 2 when the runs are not all of one build."""
     from omniqual.engine.verdict_stability import stability_of
 
     if report_stability(stability_of(matrix, runs), output):
@@ -131,9 +138,14 @@ def report_stability(table: StabilityTable, output: Path | None) -> bool:
             path.write_text(render_stability(table, fmt), encoding="utf-8")
             typer.echo(f"wrote {path}", err=True)
     view = stability_view(table)
-    typer.echo(f"{len(view.runs)} runs: {view.agreement} of gate verdicts agreed in every run; "
+    undecided = f"; {view.undecided}" if view.undecided else ""
+    typer.echo(f"{len(view.runs)} runs: {view.agreement} of gate verdicts decided alike in every "
+               f"run; {table.decisiveness:.0%} of verdicts decided ({table.decided} of "
+               f"{table.verdicts}{undecided}); {view.never_decided} never decided; "
                f"{view.flips} moved between passed and failed; "
                f"{len(view.unstable_rows)} row state(s) changed")  # fmt: skip
+    if any(view.resumed):
+        typer.echo(f"  runs: {view.named_runs}")
     for line in view.lines:
         if line.finding:
             typer.echo(f"  {line.gate} on {line.row}: {' '.join(line.verdicts)} ({line.finding})")

@@ -1,7 +1,9 @@
-"""Run-level records: the environment fingerprint and the journal's record kinds.
+"""Run-level records: the environment fingerprint, the journal's record kinds and its anchor.
 
 Every journal record carries ``prev_sha256``, its link in the journal's hash chain (the chain
-itself is :mod:`omniqual.evidence.chain`); records written before chaining have none.
+itself is :mod:`omniqual.evidence.chain`); records written before chaining have none. The
+journal's anchor (:class:`JournalAnchor`, see :mod:`omniqual.evidence.anchor`) records its length
+and last line outside it; sessions written before anchoring say so (``anchored`` false).
 """
 
 from datetime import datetime
@@ -13,6 +15,7 @@ from omniqual.domain.evidence import Artifact
 from omniqual.domain.result import GateResult
 
 JOURNAL_SCHEMA_VERSION = 1
+ANCHOR_SCHEMA_VERSION = 1
 
 _LINK = (
     "sha256 of the journal line before this record (its exact bytes, newline included); 64 "
@@ -93,6 +96,11 @@ class RunStarted(BaseModel):
     command: tuple[str, ...] = Field(description="argv, secrets redacted.")
     environment: EnvironmentFingerprint
     resumed_from: str | None = None
+    anchored: bool = Field(
+        default=False,
+        description="This session's writer anchors the journal (anchor.json) after every record; "
+        "false in sessions written before anchoring.",
+    )
 
 
 class ResultRecorded(BaseModel):
@@ -125,6 +133,24 @@ class RunFinished(BaseModel):
     results: int
 
 
+class JournalAnchor(BaseModel):
+    """Where the journal ended when its writer last made a record durable: its length in bytes
+    and lines, and the sha256 of its last line (the chain head, linked to every line before it).
+
+    A journal only grows, so one shorter than an anchor lost records, and one whose line ending
+    at the anchored length hashes otherwise was altered there.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = ANCHOR_SCHEMA_VERSION
+    size: int = Field(ge=0, description="Bytes, up to the end of the anchored line.")
+    lines: int = Field(ge=0, description="Lines in those bytes (one per record).")
+    head_sha256: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="sha256 of the anchored line, newline included."
+    )
+
+
 JournalRecord = Annotated[
     RunStarted | ResultRecorded | ArtifactStored | RunFinished, Field(discriminator="kind")
 ]
@@ -143,3 +169,8 @@ class RunSummary(BaseModel):
     command: tuple[str, ...]
     environment: EnvironmentFingerprint
     results: tuple[GateResult, ...]
+    journal: JournalAnchor | None = Field(
+        default=None,
+        description="The journal's anchor at the run's end (its run-finished record included); "
+        "None in run.json written before anchoring.",
+    )

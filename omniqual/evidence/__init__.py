@@ -8,10 +8,10 @@ Its public face (import from the modules; this package re-exports nothing):
 * read runs back: ``run_reader.find_runs``, ``read_run``, ``iter_results``; compile reads a run's
   results through ``digest_files.current_digest``;
 * artifacts: ``artifacts.artifact_path``, ``store_file``, ``store_bytes``, ``check_artifact``;
-* verify recorded evidence: ``verify.verify_runs``;
+* verify recorded evidence: ``verify.verify_runs`` (the journal's anchors: ``anchor``);
 * merge the runs of several evidence directories: ``merge.merge_evidence``;
 * the one error it raises: ``errors.StoreError``.
 
-The rest (``journal``, ``chain``, ``migrations``, ``durable``, ``digest``, ``run_digest``) is how
-it does it.
+The rest (``journal``, ``chain``, ``anchor``, ``migrations``, ``durable``, ``digest``,
+``run_digest``) is how it does it.
 """

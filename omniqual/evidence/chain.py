@@ -12,9 +12,10 @@ vouches for none of them. A journal may begin unchained and continue chained (an
 never the reverse: a record without a link after a linked one is a break.
 
 The chain is evidence against accidents and careless edits, not a signature: whoever rewrites
-every link after an edit, or cuts records off the end, leaves a valid chain. The head (the sha256
-of the journal's last line) is what the run's digest records, so a digest and its journal must
-agree on how the journal ends.
+every link after an edit leaves a valid chain, and so does cutting records off the end, or an edit
+of the last line (nothing links to it). The head (the sha256 of the journal's last line) is what
+the journal's anchors record outside it (``anchor.json`` after every record, run.json and the
+digest at the run's end: :mod:`omniqual.evidence.anchor`), so those two show as well.
 """
 
 import hashlib

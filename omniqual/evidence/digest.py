@@ -120,12 +120,23 @@ def _parse_digest(raw: bytes) -> ResultDigest | _Session | None:
     return None
 
 
+DigestReader = JournalReader[ResultDigest | _Session | None]
+
+
+def digest_reader(run_dir: Path) -> DigestReader:
+    """A reader of the run's journal into result views (for :func:`read_digests`); after
+    iterating, it tells whether the journal has a torn tail."""
+    return JournalReader(run_dir / JOURNAL_NAME, _parse_digest)
+
+
 def iter_digests(run_dir: Path) -> Iterator[ResultDigest]:
     """The run's results in journal order, each with the host its session's fingerprint
     describes where its target ran there (``measured_on``)."""
-    reader: JournalReader[ResultDigest | _Session | None] = JournalReader(
-        run_dir / JOURNAL_NAME, _parse_digest
-    )
+    return read_digests(digest_reader(run_dir))
+
+
+def read_digests(reader: DigestReader) -> Iterator[ResultDigest]:
+    """:func:`iter_digests` through a reader the caller keeps."""
     host: str | None = None
     for parsed in reader:
         if isinstance(parsed, _Session):

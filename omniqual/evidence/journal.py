@@ -6,7 +6,8 @@ line with pydantic's Rust JSON validator (the hot path when compiling a million 
 back to ``json.loads`` only to upgrade older records or to explain a failure, tolerates a torn
 final line (reported, never fatal), and refuses a corrupt line anywhere else, naming file:line.
 The appender links each record to the line before it (the hash chain, see
-:mod:`omniqual.evidence.chain`), continuing from the last line on disk.
+:mod:`omniqual.evidence.chain`), continuing from the last line on disk, and anchors the journal
+after every record it makes durable (see :mod:`omniqual.evidence.anchor`).
 """
 
 import fcntl
@@ -26,11 +27,13 @@ from omniqual.domain.result import RESULT_SCHEMA_VERSION
 from omniqual.domain.run import (
     JOURNAL_SCHEMA_VERSION,
     ArtifactStored,
+    JournalAnchor,
     JournalRecord,
     ResultRecorded,
     RunFinished,
     RunStarted,
 )
+from omniqual.evidence.anchor import count_lines, write_anchor
 from omniqual.evidence.chain import chain_head, line_sha256
 from omniqual.evidence.durable import write_all
 from omniqual.evidence.errors import StoreError
@@ -64,7 +67,8 @@ def encode_linked(record: AnyRecord, prev_sha256: str) -> bytes:
 
 
 class JournalAppender:
-    """Appends records durably to one journal, holding an exclusive advisory lock on it."""
+    """Appends records durably to one journal, holding an exclusive advisory lock on it, and
+    anchors the journal (``anchor.json`` beside it) after each record."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -76,8 +80,19 @@ class JournalAppender:
             raise StoreError(f"{path}: another process is writing this run") from None
         self._size = os.fstat(self._fd).st_size
         self._head = chain_head(path, self._size)
+        self._lines = count_lines(path, self._size)
         self._dirty = False
         self._mutex = threading.Lock()
+
+    @property
+    def anchor(self) -> JournalAnchor:
+        """The journal as this appender made it durable: length, lines and last line's hash."""
+        return JournalAnchor(size=self._size, lines=self._lines, head_sha256=self._head)
+
+    @property
+    def lines(self) -> int:
+        """Lines in the journal (one per record), the ones this appender wrote included."""
+        return self._lines
 
     def truncate(self, size: int) -> None:
         """Cut the journal to ``size`` bytes (repairing a torn tail) and make it durable."""
@@ -86,7 +101,13 @@ class JournalAppender:
             os.fsync(self._fd)
             self._size = size
             self._head = chain_head(self.path, size)
+            self._lines = count_lines(self.path, size)
             self._dirty = False
+
+    def write_anchor(self) -> None:
+        """Anchor the journal as it is now (a resumed run anchors what it continues)."""
+        with self._mutex:
+            write_anchor(self.path.parent, self.anchor)
 
     def append(self, record: AnyRecord) -> None:
         """Write one record as one line, linked to the line before it; returns only once the
@@ -104,7 +125,15 @@ class JournalAppender:
             os.fsync(self._fd)
             self._size += len(line)
             self._head = line_sha256(line)
+            self._lines += 1
             self._dirty = False
+            try:
+                write_anchor(self.path.parent, self.anchor)
+            except OSError:
+                # The record is durable and stays; only its anchor is missing. Failing the
+                # append would make the caller believe it was not recorded. verify notes a
+                # journal that runs ahead of its anchor.
+                logger.warning("%s: journal not anchored", self.path, exc_info=True)
 
     def close(self) -> None:
         with self._mutex:

@@ -2,8 +2,9 @@
 
 CI fans a matrix out over many agents; each leaves its own run directories. Merging keeps every
 run as it was recorded (its journal is the source of truth and its environment fingerprint is
-its agent's), one directory per run id under the output root, so ``report``, ``matrix
-compile`` and ``evidence verify`` read the merged root like any other.
+its agent's; its anchor and run.json go with it, as written), one directory per run id under
+the output root, so ``report``, ``matrix compile`` and ``evidence verify`` read the merged root
+like any other.
 
 It is content-addressed and conflict-free:
 
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from omniqual.evidence.anchor import ANCHOR_NAME
 from omniqual.evidence.artifacts import ARTIFACTS_DIR, artifact_path, store_file
 from omniqual.evidence.durable import fsync_dir, write_atomic
 from omniqual.evidence.errors import StoreError
@@ -48,6 +50,9 @@ class _Source:
     """The journal up to its last good line."""
     results: dict[str, str] = field(default_factory=dict)
     """result id -> sha256 of the result's canonical JSON."""
+    anchor: bytes | None = None
+    """anchor.json as written (None: the run predates anchoring), read before the journal so
+    that it never runs ahead of the copy of a run still being written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +107,8 @@ def _read_source(run_dir: Path, notes: list[str]) -> _Source:
     check = verify_run(run_dir)
     if check.run_id is None:  # the journal is damaged before its end
         raise MergeConflict(f"{run_dir}: damaged evidence is not merged: {check.problems[0]}")
+    anchor_file = run_dir / ANCHOR_NAME
+    anchor = anchor_file.read_bytes() if anchor_file.is_file() else None
     contents, valid_size = read_journal(run_dir)
     torn = contents.problems[0] if contents.torn_tail else None
     problems = [p for p in check.problems if torn is None or torn not in p]
@@ -118,7 +125,7 @@ def _read_source(run_dir: Path, notes: list[str]) -> _Source:
         r.result_id: hashlib.sha256(r.model_dump_json().encode()).hexdigest()
         for r in contents.results
     }
-    return _Source(run_dir, contents, journal, digests)
+    return _Source(run_dir, contents, journal, digests, anchor)
 
 
 def _check_results(source: _Source, owner: dict[str, tuple[str, Path]]) -> None:
@@ -159,6 +166,10 @@ def _install(source: _Source, final: Path) -> int:
     try:
         copied = _copy_artifacts(source, staging)
         write_atomic(staging / JOURNAL_NAME, [source.journal])
+        if source.anchor is not None:
+            # As written, never re-anchored: the anchor vouches for what its writer made
+            # durable (verify checked the journal against it), not for what merge copied.
+            write_atomic(staging / ANCHOR_NAME, [source.anchor])
         summary = source.run_dir / SUMMARY_NAME
         if summary.is_file() and source.contents.finished is not None:
             write_atomic(staging / SUMMARY_NAME, [summary.read_bytes()])

@@ -5,7 +5,12 @@ Format history of the journal record envelope (``JOURNAL_SCHEMA_VERSION``):
 1 - first version: run-started, result, artifact, run-finished records. Later additions are
     optional fields with defaults: ``prev_sha256``, each record's link in the journal's hash
     chain (absent = written before chaining: the record reads as ever, and verify says the
-    chain cannot vouch for it; see omniqual.evidence.chain).
+    chain cannot vouch for it; see omniqual.evidence.chain); the run-started record's
+    ``anchored`` (absent = false: the session predates ``anchor.json``, so verify notes that
+    nothing vouches for the journal's end instead of calling a missing anchor damage; see
+    omniqual.evidence.anchor). ``run.json`` (``RunSummary``, same version) gained ``journal``,
+    the journal's anchor at the run's end (absent in summaries written before anchoring).
+    ``anchor.json`` has its own ``schema_version`` (``ANCHOR_SCHEMA_VERSION``, 1).
 
 Format history of ``GateResult`` (``RESULT_SCHEMA_VERSION``):
 

@@ -7,7 +7,8 @@ repeat theirs), artifacts offsets into a flat array of codes, times epoch micros
 UTC offset. It is a cache: the journal stays the source of truth. The digest records the
 journal it was built from (size, line count, sha256 of all of it and of its tail, and its chain
 head: the sha256 of its last line), so a digest of a journal that changed since is stale and is
-rebuilt; ``evidence verify`` checks the two agree.
+rebuilt, and the record anchors the journal's end as ``anchor.json`` does; ``evidence verify``
+checks the two agree.
 numpy is a core dependency already; an uncompressed .npz loads at memory speed.
 """
 
@@ -57,7 +58,9 @@ class JournalStamp(BaseModel):
     lines: int
     sha256: str
     tail_sha256: str
-    """sha256 of the last TAIL_BYTES: compile checks size, tail and head, verify the whole."""
+    """sha256 of the last TAIL_BYTES. Nothing trusts it any more (an edit before the tail keeps
+    it): compile and verify compare ``sha256``; it is still written so that older omniqual reads
+    the digest."""
     head_sha256: str | None = None
     """The chain head: sha256 of the journal's last complete line (the last record summarised;
     see omniqual.evidence.chain). None only in digests of format 1."""

@@ -3,12 +3,17 @@
 Layout of ``<root>/<run_id>/``::
 
     journal.jsonl        append-only records (the source of truth; see omniqual.evidence.journal)
-    run.json             RunSummary, written atomically when the run finishes (a convenience)
+    anchor.json          the journal's length and last line's hash, rewritten atomically after
+                         every record (see omniqual.evidence.anchor)
+    run.json             RunSummary, written atomically when the run finishes (a convenience
+                         that anchors the journal's end too)
     digest.npz           the results as columns, for compile (a cache; see run_digest)
     artifacts/<sha256>   content-addressed evidence files, each published atomically
 
 A run directory appears under its final name only once its journal holds the run-started record
-(it is staged under a dot-name and renamed), so every run directory a reader finds is readable.
+and its anchor (it is staged under a dot-name and renamed), so every run directory a reader finds
+is readable. A run is resumed only while its journal agrees with its anchors: the anchor moves
+forward only, never over records cut off the journal.
 """
 
 import json
@@ -29,14 +34,16 @@ from omniqual.domain.result import GateResult
 from omniqual.domain.run import (
     ArtifactStored,
     EnvironmentFingerprint,
+    JournalAnchor,
     ResultRecorded,
     RunFinished,
     RunStarted,
     RunSummary,
 )
+from omniqual.evidence.anchor import check_anchor, write_anchor
 from omniqual.evidence.artifacts import ARTIFACTS_DIR, artifact_path, store_bytes, store_file
-from omniqual.evidence.chain import GENESIS
-from omniqual.evidence.digest_files import write_digest
+from omniqual.evidence.chain import GENESIS, line_sha256
+from omniqual.evidence.digest_files import check_digest_anchor, write_digest
 from omniqual.evidence.durable import (
     fsync_dir,
     remove_stale_temp_files,
@@ -135,17 +142,21 @@ class RunWriter:
             at=datetime.now(UTC),
             command=redact_command(command),
             environment=environment,
+            anchored=True,
         )
         staging = root / f".{run_id}.creating-{secrets.token_hex(4)}"
         staging.mkdir()
         try:
             (staging / ARTIFACTS_DIR).mkdir()
             fd = os.open(staging / JOURNAL_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            line = encode_linked(start, GENESIS)
             try:
-                write_all(fd, encode_linked(start, GENESIS))
+                write_all(fd, line)
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            anchor = JournalAnchor(size=len(line), lines=1, head_sha256=line_sha256(line))
+            write_anchor(staging, anchor)
             fsync_dir(staging)
             os.rename(staging, final)
         except BaseException as exc:
@@ -165,7 +176,9 @@ class RunWriter:
         command: Sequence[str] | None = None,
         environment: EnvironmentFingerprint | None = None,
     ) -> "RunWriter":
-        """Continue a run: cut a torn final line, drop stale temp files, append a run-started
+        """Continue a run: cut a torn final line, check the journal against its anchors (a run
+        that lost records or whose anchored end was altered is refused: resuming would anchor
+        the damage), drop stale temp files, anchor the journal as it is and append a run-started
         record with ``resumed_from`` = the run id, linked to the last record on disk (the chain
         continues). Command and environment default to those of the previous session."""
         journal = JournalAppender(run_dir / JOURNAL_NAME) if _has_journal(run_dir) else None
@@ -176,6 +189,14 @@ class RunWriter:
             if contents.torn_tail:
                 logger.warning("%s; cutting it before resuming", contents.problems[0])
                 journal.truncate(valid_size)
+            try:
+                check_anchor(run_dir, run_dir / JOURNAL_NAME, valid_size)
+                check_digest_anchor(run_dir, valid_size)
+            except StoreError as exc:
+                raise StoreError(
+                    f"{run_dir}: not resumed, its evidence is damaged (`omniqual evidence verify "
+                    f"{run_dir}` lists every problem): {exc}"
+                ) from None
             (run_dir / ARTIFACTS_DIR).mkdir(exist_ok=True)
             removed = remove_stale_temp_files(run_dir) + remove_stale_temp_files(
                 run_dir / ARTIFACTS_DIR
@@ -189,7 +210,11 @@ class RunWriter:
                 command=previous.command if command is None else redact_command(command),
                 environment=environment or previous.environment,
                 resumed_from=contents.run_id,
+                anchored=True,
             )
+            # Anchor what is continued before appending to it, so a run written before
+            # anchoring never reads as an anchored one that lost its anchor.
+            journal.write_anchor()
             journal.append(start)
         except BaseException:
             journal.close()
@@ -227,9 +252,15 @@ class RunWriter:
         redacted = redact_command(result.command)
         if redacted != result.command:
             result = result.model_copy(update={"command": redacted})
-        self._journal.append(ResultRecorded(result=result))
-        self._results.append(result)
-        self._hosts.append(self._host)
+        lines = self._journal.lines
+        try:
+            self._journal.append(ResultRecorded(result=result))
+        finally:
+            # Journaled even when interrupted while anchoring it: run.json and the digest must
+            # hold every result the journal does.
+            if self._journal.lines > lines:
+                self._results.append(result)
+                self._hosts.append(self._host)
 
     def finish(self, status: RunStatus) -> RunSummary:
         """Journal the end of the run, write run.json atomically and close the journal."""
@@ -247,6 +278,7 @@ class RunWriter:
                 command=self._start.command,
                 environment=self._start.environment,
                 results=tuple(self._results),
+                journal=self._journal.anchor,
             )
             write_atomic(self._run_dir / SUMMARY_NAME, [encode_summary(summary)])
         finally:

@@ -3,13 +3,16 @@
 For each run it re-reads the journal (a corrupt line anywhere but the end is damage; a torn final
 line is reported as such: a writer stopped mid-write), checks its hash chain (the first record
 whose link does not match the line before it is damage, named by line; a journal written before
-chaining is a note, never vouched for by the chain), recomputes the sha256 of every artifact
-the journal records or a result references, hashes the files in ``artifacts/`` that the journal
-does not know (a file whose name is not its content hash is damage; a well-named one is what a
-crash between publication and journaling leaves, a note), and compares ``run.json`` with the
-journal when the run says it finished, and checks the columnar digest compile reads agrees with
-the journal (a missing or stale one is a note: compile rebuilds it). The cli formats the answer;
-nothing here prints.
+chaining is a note, never vouched for by the chain), checks the journal against each of its
+anchors, ``anchor.json``, run.json's and the digest's (records removed, or an anchored last line
+altered, are damage; a journal written before anchoring is a note), recomputes the sha256 of
+every artifact the journal records or a result references, hashes the files in ``artifacts/``
+that the journal does not know (a file whose name is not its content hash is damage; a
+well-named one is what a crash between publication and journaling leaves, a note), compares
+``run.json`` with the journal when the run says it finished (a previous session's run.json must
+still summarise the journal's first results), and checks the columnar digest compile reads
+agrees with the journal (a missing or stale one is a note: compile rebuilds it). The cli formats
+the answer; nothing here prints.
 """
 
 import hashlib
@@ -20,6 +23,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from omniqual.domain.run import RunSummary
+from omniqual.evidence.anchor import anchor_findings, claim_of, contradiction
 from omniqual.evidence.artifacts import ARTIFACTS_DIR
 from omniqual.evidence.chain import ChainCheck, ChainState, check_chain
 from omniqual.evidence.digest_files import check_digest
@@ -53,6 +57,8 @@ class RunVerification:
     chain: ChainState = "empty"
     """The journal's hash chain: "chained" (every record linked, each link matching), "broken",
     "unchained" (written before chaining) or "partly chained" (an older run resumed since)."""
+    anchored: bool = False
+    """Whether anchor.json vouches for the journal's end (False: written before anchoring)."""
 
     @property
     def intact(self) -> bool:
@@ -93,20 +99,26 @@ def verify_run(run_dir: Path) -> RunVerification:
     chain = check_chain(journal, valid_size)
     broken, chain_notes = _chain_findings(journal, chain)
     problems += broken
+    required = any(start.anchored for start in contents.starts)
+    unanchored, anchor_notes, anchored = anchor_findings(
+        run_dir, journal, valid_size, required=required
+    )
+    problems += unanchored
+    chain_notes += anchor_notes
     problems += verify_artifacts(run_dir)
     known = {a.sha256 for a in contents.artifacts}
     known |= {a.sha256 for r in contents.results for a in r.artifacts}
     stray, notes, hashed = _unjournaled(run_dir, known)
     problems += stray
     notes = chain_notes + notes
-    problems += _summary_problems(run_dir, contents)
+    problems += _summary_problems(run_dir, contents, valid_size)
     digest_problems, digest_notes = check_digest(run_dir, contents.results, contents.result_hosts())
     problems += digest_problems
     notes += digest_notes
     return RunVerification(
         run_dir=run_dir, run_id=contents.run_id, results=len(contents.results),
         artifacts_checked=len(known) + hashed, problems=tuple(problems), notes=tuple(notes),
-        chain=chain.state,
+        chain=chain.state, anchored=anchored,
     )  # fmt: skip
 
 
@@ -155,11 +167,12 @@ def _unjournaled(run_dir: Path, known: set[str]) -> tuple[list[str], list[str], 
     return problems, notes, hashed
 
 
-def _summary_problems(run_dir: Path, contents: RunContents) -> list[str]:
-    """run.json must agree with the journal once the journal says the run finished."""
+def _summary_problems(run_dir: Path, contents: RunContents, valid_size: int) -> list[str]:
+    """run.json must agree with the journal once the journal says the run finished; before, it
+    is a previous session's, whose anchor and results the journal must still hold."""
     path = run_dir / SUMMARY_NAME
-    if contents.finished is None or not path.is_file():
-        return []  # unfinished runs keep a previous session's summary; a missing one is noted
+    if not path.is_file():
+        return []  # a finished run's missing summary is noted by the reader
     try:
         summary = RunSummary.model_validate_json(path.read_bytes())
     except (OSError, ValidationError, ValueError) as exc:
@@ -167,6 +180,12 @@ def _summary_problems(run_dir: Path, contents: RunContents) -> list[str]:
     problems: list[str] = []
     if summary.run_id != contents.run_id:
         problems.append(f"{path}: run id {summary.run_id!r}, journal says {contents.run_id!r}")
+    if summary.journal is not None:
+        journal = run_dir / JOURNAL_NAME
+        cut = contradiction(journal, valid_size, claim_of(path, summary.journal))
+        problems += [cut] if cut else []
+    if contents.finished is None:
+        return problems + _lost_results(path, summary, contents)
     if summary.status != contents.finished.status:
         problems.append(
             f"{path}: status {summary.status!r}, journal says {contents.finished.status!r}"
@@ -186,3 +205,20 @@ def _summary_problems(run_dir: Path, contents: RunContents) -> list[str]:
         if changed:
             problems.append(f"{path}: results differ from the journal's: {changed[:5]}")
     return problems
+
+
+def _lost_results(path: Path, summary: RunSummary, contents: RunContents) -> list[str]:
+    """A previous session's run.json summarised the journal's first results; journals only
+    grow, so the journal must still begin with them (what it summarises of them is checked
+    once the run finishes again and rewrites run.json)."""
+    summarized = [r.result_id for r in summary.results]
+    held = [r.result_id for r in contents.results]
+    if held[: len(summarized)] == summarized:
+        return []
+    kept = set(held)
+    gone = [result_id for result_id in summarized if result_id not in kept]
+    counts = f"it summarised {len(summarized)}, the journal holds {len(held)}"
+    if gone:
+        return [f"{path}: records results the journal no longer holds: {gone[:5]} ({counts}): "
+                "records were removed from the journal"]  # fmt: skip
+    return [f"{path}: records the journal's first results in another order ({counts})"]

@@ -1,6 +1,8 @@
 """The journal's hash chain: each record carries the sha256 of the line before it, so verify
 catches an edit in place, a deleted, reordered or inserted line even in a killed run (no run.json,
-no digest), names the first broken link, and says when a journal predates chaining."""
+no digest), names the first broken link, and says when a journal predates chaining. A deletion or
+insertion also moves the journal's end away from its anchor, which verify names after the chain
+(the anchor itself is tested in test_journal_anchor)."""
 
 import hashlib
 import json
@@ -56,6 +58,18 @@ def assert_linked(run: Path) -> None:
         previous = sha(line)
 
 
+def as_written_before_chaining(run: Path) -> None:
+    """Exactly what an omniqual before chaining wrote: no links, no anchor."""
+    old = []
+    for line in lines(run):
+        data = json.loads(line)
+        del data["prev_sha256"]
+        data.pop("anchored", None)
+        old.append(encode(data))
+    rewrite(run, old)
+    (run / "anchor.json").unlink()
+
+
 def verify_cli(run: Path) -> tuple[int, str]:
     result = CliRunner().invoke(app, ["evidence", "verify", str(run)])
     return result.exit_code, result.stdout
@@ -104,21 +118,32 @@ def _delete_first(journal: list[bytes]) -> list[bytes]:
 
 
 @pytest.mark.parametrize(
-    ("tamper", "line"),
-    [(_delete, 3), (_reorder, 3), (_insert_forged, 5), (_insert_unchained, 4)],
+    ("tamper", "line", "anchor"),
+    [
+        (_delete, 3, "shorter than"),
+        (_reorder, 3, None),  # the same bytes end the journal at the same length
+        (_insert_forged, 5, "journal.jsonl:5: the line ending at byte"),
+        (_insert_unchained, 4, "journal.jsonl:5: the line ending at byte"),
+    ],
 )
 def test_deleted_reordered_and_inserted_lines_are_caught(
     writer: RunWriter,
     make_result: MakeResult,
     tamper: Callable[[list[bytes]], list[bytes]],
     line: int,
+    anchor: str | None,
 ) -> None:
     run = killed(writer, make_result)
     rewrite(run, tamper(lines(run)))
     verification = verify_run(run)
     assert verification.chain == "broken"
-    (problem,) = verification.problems
+    problem, *anchored = verification.problems
     assert f"journal.jsonl:{line}: broken chain" in problem
+    if anchor is None:
+        assert anchored == []
+    else:
+        (moved,) = anchored
+        assert anchor in moved and "anchor.json" in moved
     assert verify_cli(run)[0] == 1
 
 
@@ -128,8 +153,9 @@ def test_a_journal_missing_its_first_record_is_caught(
     run = killed(writer, make_result)
     journal = lines(run)
     rewrite(run, [journal[0], *journal[2:]])  # the first result gone: line 2 breaks
-    (problem,) = verify_run(run).problems
+    problem, shorter = verify_run(run).problems
     assert "journal.jsonl:2: broken chain" in problem
+    assert "shorter than" in shorter and "anchor.json" in shorter
 
 
 def test_merge_refuses_a_broken_chain_even_beside_a_torn_tail(
@@ -154,12 +180,7 @@ def test_an_old_unchained_journal_reads_and_verify_says_it_predates_chaining(
     writer: RunWriter, make_result: MakeResult
 ) -> None:
     run = killed(writer, make_result)
-    old = []
-    for line in lines(run):  # exactly what an omniqual before chaining wrote
-        data = json.loads(line)
-        del data["prev_sha256"]
-        old.append(encode(data))
-    rewrite(run, old)
+    as_written_before_chaining(run)
     assert [r.result_id for r in read_run(run).results] == ["res-1", "res-2", "res-3", "res-4"]
     verification = verify_run(run)
     assert verification.intact and verification.chain == "unchained"
@@ -186,9 +207,7 @@ def test_resuming_an_unchained_run_chains_what_follows(
     writer: RunWriter, make_result: MakeResult
 ) -> None:
     run = killed(writer, make_result, count=2)
-    old = [line.replace(b'"prev_sha256":"', b'"x":"') for line in lines(run)]
-    old = [encode({k: v for k, v in json.loads(line).items() if k != "x"}) for line in old]
-    rewrite(run, old)
+    as_written_before_chaining(run)
     with RunWriter.resume(run) as resumed:
         resumed.record(make_result("r1", "res-3"))
     journal = lines(run)
