@@ -13,6 +13,9 @@ from omniqual.specs.project import find_project
 
 model_app = typer.Typer(no_args_is_help=True, help="Qualify a new model: draft its files.")
 
+LOCAL_CHECKPOINT_GATES = ("strict-load",)
+"""Drafted gates a URL target cannot run: they read the checkpoint where omniqual runs."""
+
 
 @model_app.command("init")
 @user_errors
@@ -84,9 +87,19 @@ def _print_next(result: InitResult, root: Path) -> None:
         edited = " ".join(_rel(p, root) for p in files.all())
         steps.append(f"# fill in the {result.todos} TODO(s) in {edited}")
     steps.append(f"omniqual matrix validate {matrix}")
+    if "reference-parity" in facts.gates:
+        # A URL's checkpoint is not local: reference-parity compares against this directory.
+        steps.append(f"omniqual reference build CHECKPOINT_DIR --model {facts.name} -o "
+                     f".omniqual/references/{facts.name}  # where the checkpoint is")  # fmt: skip
     steps += [
-        f"omniqual gate run {gate} --target {facts.url} --matrix {matrix}" for gate in facts.gates
+        f"omniqual gate run {gate} --target {facts.url} --matrix {matrix}"
+        for gate in facts.gates
+        if gate not in LOCAL_CHECKPOINT_GATES
     ]
+    local = [g for g in facts.gates if g in LOCAL_CHECKPOINT_GATES]
+    if local:
+        steps.append(f"# {', '.join(local)}: reads the checkpoint; run it with a launch recipe "
+                     "on the host that has it (the row needs it too)")  # fmt: skip
     steps += [
         f"omniqual matrix compile {matrix} --evidence .omniqual/runs -o out/{facts.name}.json",
         f"omniqual report {matrix} --evidence .omniqual/runs --format md -o out/{facts.name}.md",

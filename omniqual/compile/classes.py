@@ -10,6 +10,7 @@ fall in a few dozen classes.
 """
 
 import contextlib
+import functools
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
@@ -41,9 +42,10 @@ from omniqual.compile.matrix import (
     requirements_of,
     target_revisions,
 )
+from omniqual.compile.parents import parent_evidence
 from omniqual.domain.matrix import CompiledMatrix, CompiledRow, EvidenceRef, LoadedMatrix
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.domain.rules import CurrentGate, EvidenceItem, RowRequirements
+from omniqual.domain.rules import CurrentGate, EvidenceItem, ParentEvidence, RowRequirements
 from omniqual.evidence.run_digest import to_datetime
 
 _REF = constructor(
@@ -83,14 +85,15 @@ def _compile(
     keys = [str(row.key) for row in matrix.rows]
     kept = gather(keys, digests, [row.key.get("hardware") for row in matrix.rows])
     won = winners(kept, len(keys))
-    of_row, requirements = _requirements(matrix)
     counts = np.bincount(won.row, minlength=len(keys))
     starts = np.zeros(len(keys) + 1, np.int64)
     np.cumsum(counts, out=starts[1:])
-    classes, representatives = _classes(kept, won, of_row, counts, starts)
     maker = _Maker(kept, won, digests)
     target = target_revisions(matrix)
     first = starts.tolist()
+    parents = parent_evidence(matrix, functools.partial(_row_items, maker, first), gates, target)
+    of_row, requirements = _requirements(matrix, parents)
+    classes, representatives = _classes(kept, won, of_row, counts, starts)
     templates = [
         derive_template(requirements[of_row[r]], [maker.held(w) for w in range(first[r],
                         first[r + 1])], gates, target)
@@ -114,6 +117,11 @@ def _compile(
     return finish_matrix(matrix, rows, runs, evidence_dirs=evidence_dirs, now=now)
 
 
+def _row_items(maker: "_Maker", first: list[int], r: int) -> list[EvidenceItem]:
+    """What the rule table reads of row ``r``'s held results (a parent's, for its candidates)."""
+    return [maker.held(w).item for w in range(first[r], first[r + 1])]
+
+
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     enabled = gc.isenabled()
@@ -125,16 +133,20 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _requirements(matrix: LoadedMatrix) -> tuple[Ints, list[RowRequirements]]:
-    """Per row, the index of its requirements among the distinct ones."""
+def _requirements(
+    matrix: LoadedMatrix, parents: list[ParentEvidence | None]
+) -> tuple[Ints, list[RowRequirements]]:
+    """Per row, the index of its requirements (with its parent's evidence) among the distinct
+    ones."""
     index: dict[RowRequirements, int] = {}
-    by_spec: dict[int, int] = {}  # rows of one product share their spec object
+    # Rows of one product share their spec object, and with it their parent row.
+    by_spec: dict[tuple[int, ParentEvidence | None], int] = {}
     of_row = np.zeros(len(matrix.rows), np.int64)
-    for r, row in enumerate(matrix.rows):
-        found = by_spec.get(id(row.spec))
+    for r, (row, parent) in enumerate(zip(matrix.rows, parents, strict=True)):
+        found = by_spec.get((id(row.spec), parent))
         if found is None:
-            req = requirements_of(row)
-            found = by_spec[id(row.spec)] = index.setdefault(req, len(index))
+            req = requirements_of(row, parent)
+            found = by_spec[(id(row.spec), parent)] = index.setdefault(req, len(index))
         of_row[r] = found
     return of_row, list(index)
 

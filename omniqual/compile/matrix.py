@@ -10,6 +10,7 @@ from pathlib import Path
 
 from omniqual.compile.construct import constructor
 from omniqual.compile.hosts import HostCheck, host_notes
+from omniqual.compile.parents import parent_evidence
 from omniqual.domain.matrix import (
     CompiledMatrix,
     CompiledRow,
@@ -24,6 +25,7 @@ from omniqual.domain.rules import (
     UNKNOWN_VALUES,
     CurrentGate,
     EvidenceItem,
+    ParentEvidence,
     Revisions,
     RowRequirements,
     derive_state,
@@ -39,7 +41,9 @@ class LocatedResult:
     link: str
 
 
-def requirements_of(row: PlannedRow) -> RowRequirements:
+def requirements_of(row: PlannedRow, parent: ParentEvidence | None = None) -> RowRequirements:
+    """What the rule table asks of ``row``; ``parent``: a candidate row's parent evidence
+    (``omniqual.compile.parents``)."""
     limited = row.spec.limited
     return RowRequirements(
         requires=row.spec.requires,
@@ -47,6 +51,7 @@ def requirements_of(row: PlannedRow) -> RowRequirements:
         limited_requires=limited.requires if limited else (),
         limited_rejection=limited.rejection if limited else (),
         unsupported_by=row.spec.unsupported_by,
+        parent=parent,
     )
 
 
@@ -183,9 +188,11 @@ def assemble(
     """The compiled matrix from what was held per planned row (``held[i]`` for row i, in the
     order each bucket was first seen); ``notes[i]``: row i's reasons for results not held."""
     extra = notes if notes is not None else [()] * len(matrix.rows)
+    target = target_revisions(matrix)
+    parents = parent_evidence(matrix, lambda i: (h.item for h in held[i]), gates, target)
     rows = [
-        _compile_row(row, h, matrix, gates, n)
-        for row, h, n in zip(matrix.rows, held, extra, strict=True)
+        _compile_row(row, h, gates, target, n, p)
+        for row, h, n, p in zip(matrix.rows, held, extra, parents, strict=True)
     ]
     return finish_matrix(matrix, rows, runs, evidence_dirs=evidence_dirs, now=now)
 
@@ -289,11 +296,12 @@ def build_row(
 def _compile_row(
     row: PlannedRow,
     held: list[Held],
-    matrix: LoadedMatrix,
     gates: Mapping[str, CurrentGate],
+    target: Revisions,
     notes: tuple[str, ...] = (),
+    parent: ParentEvidence | None = None,
 ) -> CompiledRow:
-    requirements = requirements_of(row)
-    template = derive_template(requirements, held, gates, target_revisions(matrix))
+    requirements = requirements_of(row, parent)
+    template = derive_template(requirements, held, gates, target)
     evidence = tuple(held[p].ref() for p in template.supporting)
     return build_row(row, str(row.key), requirements, template, evidence, notes)

@@ -50,6 +50,11 @@ class RowSpec(BaseModel):
         description="After an injected fault: `recovers` (serves on, no state leaked) or `exits` "
         "(the process tree ends cleanly: restart required).",
     )
+    parent_row: dict[str, str] | None = Field(
+        default=None,
+        description="A candidate row's parent: the key of the row it is one axis away from "
+        "(axes left out take the matrix defaults). None: a baseline row.",
+    )
     note: str = ""
 
 
@@ -80,6 +85,13 @@ class MatrixDefinition(BaseModel):
     rows: tuple[ExplicitRow, ...] = ()
     products: tuple[ProductRows, ...] = ()
 
+    def parent_values(self, spec: RowSpec) -> dict[str, str] | None:
+        """The axis values of ``spec``'s parent row (its ``parent_row`` over the defaults), or
+        None for a baseline row."""
+        if spec.parent_row is None:
+            return None
+        return {**self.defaults, **spec.parent_row}
+
 
 @dataclass(frozen=True, slots=True)
 class PlannedRow:
@@ -98,6 +110,12 @@ class LoadedMatrix:
     catalog: AxisCatalog
     rows: tuple[PlannedRow, ...]
     path: Path
+
+    def parent_of(self, row: PlannedRow) -> RowKey | None:
+        """The key of ``row``'s parent row (None: a baseline row). Raises ValueError when the
+        parent names no complete, known key (the loader reports that as a spec error)."""
+        values = self.definition.parent_values(row.spec)
+        return None if values is None else self.catalog.row_key(values)
 
 
 class EvidenceRef(BaseModel):

@@ -42,35 +42,45 @@ identity ...): the same deployment. Otherwise it is a gap, as a missing result i
 A limitation states only what it limits: a required gate outside the limited ones that has not
 run leaves room for row 5, but one that failed keeps the consequence it has in a row without a
 ``limited`` block (rows 6 and 7 decide).
+
+Parent evidence: a candidate row (one axis away from its ``parent_row``, see
+:mod:`omniqual.domain.definition_of_done`) proves with ``parity`` only that it computes what its
+parent computes, which means something only if the parent is right. So rows 3-5 apply to a
+candidate only when ``RowRequirements.parent`` shows no gap: the parent's correctness gate
+(``reference-parity`` for a baseline parent; ``parity``, and in turn its own parent's, for a
+candidate parent) has a latest usable result that passed, with artifacts. Otherwise the
+candidate is `not tested`, its first reason naming the parent; a refusal (row 6) needs no parent.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.provenance import IDENTITY_FIELDS, REVISION_FIELDS
 
-Revisions = tuple[str | None, ...]
-"""One value per ``REVISION_FIELDS`` entry, None where unknown."""
-
-UNKNOWN_VALUES = frozenset({"", "unknown", "Unknown", "UNKNOWN"})
-"""Recorded spellings of "nobody knows": read as None, never as a revision."""
-
-
-def known_revisions(values: Sequence[str | None]) -> Revisions:
-    """``values`` (one per revision field) with every unknown spelling read as None."""
-    if len(values) != len(REVISION_FIELDS):
-        # A short tuple would match anything a zip() stops short of: never allow one.
-        raise ValueError(f"revisions need one value per field {REVISION_FIELDS}, got {len(values)}")
-    return tuple(None if v in UNKNOWN_VALUES else v for v in values)
-
+# What the table reads lives in rule_inputs; importers know these names from here.
+from omniqual.domain.rule_inputs import UNKNOWN_VALUES as UNKNOWN_VALUES
+from omniqual.domain.rule_inputs import CurrentGate as CurrentGate
+from omniqual.domain.rule_inputs import EvidenceItem as EvidenceItem
+from omniqual.domain.rule_inputs import Revisions as Revisions
+from omniqual.domain.rule_inputs import known_revisions as known_revisions
 
 LINKED_CORRECTNESS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("perf", ("reference-parity", "parity")),
 )
 """(gate, correctness gates): the gate's pass counts only beside a pass of one of them on the
 same deployment."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParentEvidence:
+    """What a candidate row's parent has shown of its own correctness."""
+
+    row: str
+    """The parent row's key."""
+    gap: str | None = None
+    """Why the parent's correctness gate (or its own parent's) has no latest usable pass;
+    None when it has one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,43 +93,8 @@ class RowRequirements:
     limited_rejection: tuple[str, ...] = ()
     unsupported_by: tuple[str, ...] = ()
     linked: tuple[tuple[str, tuple[str, ...]], ...] = LINKED_CORRECTNESS
-
-
-@dataclass(frozen=True, slots=True)
-class CurrentGate:
-    """What a result must have been recorded against to be current."""
-
-    version: int
-    spec_sha256: str | None = None
-    """Hash of everything that decides the gate's results (None: compare versions only)."""
-
-
-@dataclass(frozen=True, slots=True)
-class EvidenceItem:
-    """The part of a GateResult the rule table reads."""
-
-    result_id: str
-    run_id: str
-    gate_id: str
-    gate_version: int
-    outcome: GateOutcome
-    finished_at: datetime
-    has_artifacts: bool
-    revisions: Revisions
-    """Exactly one value per ``REVISION_FIELDS`` entry (checked): None = unknown."""
-    spec_sha256: str | None = None
-    limitations: tuple[str, ...] = ()
-    """Declared contract deviations this result reproduced."""
-    reasons: tuple[str, ...] = ()
-    count: int = 1
-    """How many recorded results this item stands for (compile keeps only the latest of
-    results that differ in nothing the table reads but time)."""
-
-    def __post_init__(self) -> None:
-        if len(self.revisions) != len(REVISION_FIELDS) or not UNKNOWN_VALUES.isdisjoint(
-            self.revisions
-        ):
-            object.__setattr__(self, "revisions", known_revisions(self.revisions))
+    parent: ParentEvidence | None = None
+    """A candidate row's parent (None: a baseline row, which rests on its own evidence)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +298,28 @@ def _failed_outside(
     ]
 
 
+def correctness_gap(
+    gate: str,
+    evidence: Iterable[EvidenceItem],
+    gates: Mapping[str, CurrentGate],
+    target: Revisions | None = None,
+) -> str | None:
+    """Why ``gate`` has no latest usable result that passed with artifacts among a row's
+    ``evidence`` (``gate: no usable result``, ``gate: latest result failed (...)``), or None
+    when it has one. Usable as in :func:`derive_state`."""
+    pins = known_revisions(target) if target is not None else (None,) * len(REVISION_FIELDS)
+    gaps: list[str] = []
+    _all_pass((gate,), _usable(evidence, gates, pins).latest, gaps)
+    return gaps[0] if gaps else None
+
+
+def _parent_gap(parent: ParentEvidence | None) -> str | None:
+    if parent is None or parent.gap is None:
+        return None
+    return (f"parent row {parent.row}: {parent.gap} (a candidate counts only beside its "
+            "parent's own correctness evidence)")  # fmt: skip
+
+
 def derive_state(
     requirements: RowRequirements,
     evidence: Iterable[EvidenceItem],
@@ -367,6 +364,9 @@ def derive_state(
         what = "passed its gates" if validated else "passed its limited gates"
         why = f"conflicting evidence: the row both {what} and was shown to be rejected"
         return Derivation(CellState.NOT_TESTED, (why, *notes), stale=stale)
+    orphaned = _parent_gap(requirements.parent)
+    if orphaned is not None:
+        validated = limited = False
     if validated:
         deviations = _deviations(items(requirements.requires))
         if not deviations:
@@ -381,7 +381,8 @@ def derive_state(
         proof = ", ".join(requirements.unsupported_by)
         why = f"refused early with an actionable error, as proven by: {proof}"
         return claim(CellState.UNSUPPORTED, requirements.unsupported_by, why)
-    reasons = list(gaps_validated)
+    reasons = [orphaned] if orphaned is not None else []
+    reasons += gaps_validated
     if requirements.limitation:
         reasons += [f"limited: {gap}" for gap in gaps_limited]
     reasons += [f"unsupported: {gap}" for gap in gaps_unsupported]

@@ -1,5 +1,6 @@
 """Load matrix definitions: expand explicit rows and products into exact row keys, and report
-every problem (unknown axis or value, unknown gate, contradictions) with its file and line."""
+every problem (unknown axis or value, unknown gate, contradictions, a row short of the
+Definition of Done or a candidate without a parent one axis away) with its file and line."""
 
 import itertools
 from collections.abc import Mapping
@@ -15,6 +16,7 @@ from omniqual.domain.matrix import (
     RowSpec,
 )
 from omniqual.domain.outcomes import CellState
+from omniqual.specs.definition_of_done import floor_problems, parent_problems
 from omniqual.specs.source import (
     Loc,
     SpecError,
@@ -36,16 +38,20 @@ def load_matrix(path: Path, gate_ids: Mapping[str, object] | None = None) -> Loa
     catalog = load_catalog(path.parent / definition.axes_file)
     problems: list[SpecProblem] = []
     rows: dict[str, PlannedRow] = {}
+    specs: list[tuple[Loc, RowSpec]] = []
     for i, row in enumerate(definition.rows):
         loc: Loc = ("rows", i)
+        specs.append((loc, row))
         _check_row_spec(doc, loc, row, gate_ids, problems)
         _add(doc, (*loc, "key"), {**definition.defaults, **row.key}, row, catalog, rows, problems)
     for i, product in enumerate(definition.products):
         loc = ("products", i)
+        specs.append((loc, product))
         _check_row_spec(doc, loc, product, gate_ids, problems)
         for values in _expand(doc, loc, product, catalog, problems):
             merged = {**definition.defaults, **product.base, **values}
             _add(doc, (*loc, "axes"), merged, product, catalog, rows, problems)
+    problems += parent_problems(doc, definition, catalog, specs, rows)
     if problems:
         raise SpecError(problems)
     return LoadedMatrix(definition, catalog, tuple(rows.values()), path)
@@ -69,6 +75,7 @@ def _check_row_spec(
             if gate not in gate_ids:
                 known = ", ".join(sorted(gate_ids)) or "none"
                 problems.append(doc.problem(where, f"unknown gate {gate!r} (known: {known})"))
+    problems += floor_problems(doc, loc, spec, gate_ids)
     overlap = set(spec.requires) & set(spec.unsupported_by)
     if overlap:
         problems.append(

@@ -17,6 +17,7 @@ import httpx
 
 from omniqual.client.client import OmniClient, OpenApiDocument
 from omniqual.domain.contract import ENDPOINT_PATHS
+from omniqual.domain.definition_of_done import DRAFTED_GATES
 from omniqual.domain.provenance import REVISION_FIELDS, UNKNOWN, Provenance
 from omniqual.engine.model_init.contract_draft import draft_endpoint
 from omniqual.engine.model_init.documents import (
@@ -54,8 +55,6 @@ TRANSPORTS: dict[str, str] = {
     "chat-completions": "data-url",
 }
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
-URL_GATES = ("api-contract", "abort", "soak")
-"""Gates that run against a URL (strict-load reads a local checkpoint; fails-fast launches)."""
 
 
 class DraftExists(ValueError):
@@ -186,7 +185,10 @@ def draft_files(
         reported_version=identity.vllm_version,
         pins=revision_pins(identity),
         official=official,
-        gates=tuple(g for g in URL_GATES if g in gate_ids) or URL_GATES,
+        # The whole Definition of Done, never a shortcut: the drafted row is the model's
+        # baseline and its first candidate for recommendation. Gates the project defines no
+        # spec of are left out (the matrix loader asks only for those it can run).
+        gates=tuple(g for g in DRAFTED_GATES if g in gate_ids) or DRAFTED_GATES,
         today=datetime.now(UTC).date().isoformat(),
     )
     drafted = {str(f["name"]) for f in endpoint.fields}

@@ -214,14 +214,13 @@ def test_the_filled_draft_qualifies_to_a_compiled_matrix_and_a_report(drafted: D
     (row,) = json.loads(compiled_path.read_text())["rows"]
     assert row["axes"]["model"] == NAME and set(row["gate_outcomes"]) == set(URL_GATES)
     assert row["gate_outcomes"]["api-contract"] == "passed"
+    # On a URL, abort has no server CPU time and soak shares the 2 cores: either may be open.
     open_gates = [g for g, o in row["gate_outcomes"].items() if o != "passed"]
-    if open_gates:  # on a URL, abort has no server CPU time and soak shares the 2 cores
-        assert row["state"] == "not tested"
-        for gate in open_gates:
-            assert any(r.startswith(f"{gate}:") for r in row["reasons"]), row["reasons"]
-    else:  # every gate passed; the reproduced deviations make it limited, never validated
-        assert row["state"] == "limited"
-        assert "answers 500, not 400, for size='1040x64'" in row["limitation"]
+    # The drafted row carries the whole Definition of Done: the URL gates alone never qualify
+    # it, strict loading and reference parity (not run here) stay open.
+    assert row["state"] == "not tested"
+    for gate in (*open_gates, "strict-load", "reference-parity"):
+        assert any(r.startswith(f"{gate}:") for r in row["reasons"]), row["reasons"]
     print(f"\nrow state: {row['state']}; reasons: {row['reasons']}")
     report_path = root / "out" / f"{NAME}.md"
     report = omniqual(root, "report", f"matrices/{NAME}.yaml", "--evidence", str(evidence),

@@ -13,7 +13,7 @@ from omniqual.domain.recipe import LaunchRecipe
 from omniqual.engine.model_init import draft
 from omniqual.specs.source import SpecError, load_yaml, todo_problems, validate_document
 from tests.fakes import FakeConfig, FakeOmni
-from tests.unit.engine.test_model_init_draft import URL, project, with_version
+from tests.unit.engine.test_model_init_draft import FULL_DOD, URL, project, with_version
 
 runner = CliRunner()
 
@@ -72,6 +72,35 @@ def test_validate_reports_every_todo_of_the_three_files_then_accepts_them(drafte
     result = runner.invoke(app, ["matrix", "validate", "matrices/sd3-new.yaml"])
     assert result.exit_code == 0, result.output
     assert "1 rows" in result.stdout
+
+
+def test_the_drafted_row_is_held_to_the_dod_and_cannot_be_shortened(drafted: Path) -> None:
+    fill(drafted)
+    path = drafted / "matrices/sd3-new.yaml"
+    data = yaml.safe_load(path.read_text())
+    assert data["rows"][0]["requires"] == list(FULL_DOD)
+    data["rows"][0]["requires"] = ["api-contract", "abort", "soak"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = runner.invoke(app, ["matrix", "validate", "matrices/sd3-new.yaml"])
+    assert result.exit_code == 2
+    assert "rows.0.requires" in result.stderr and "missing strict-load, reference-parity" in (
+        result.stderr)  # fmt: skip
+
+
+def test_next_steps_run_every_drafted_gate_the_url_can_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path).root
+    fake = FakeOmni(FakeConfig(model_name="org/sd3-new"))
+    patched = functools.partial(draft.init_model, transport=with_version(fake, None))
+    monkeypatch.setattr("omniqual.cli.model.init_model", patched)
+    monkeypatch.chdir(root)
+    result = runner.invoke(app, ["model", "init", "sd3-new", "--target", URL])
+    assert result.exit_code == 0, result.output
+    runs = [line.split()[3] for line in result.stdout.splitlines()
+            if line.strip().startswith("omniqual gate run")]  # fmt: skip
+    assert runs == [g for g in FULL_DOD if g != "strict-load"]
+    assert "omniqual reference build" in result.stdout and "strict-load" in result.stdout
 
 
 def test_a_todo_is_reported_at_its_line_by_every_loader(drafted: Path) -> None:

@@ -32,6 +32,8 @@ from tests.fakes.fake_openapi import openapi_document
 
 AXES = Path(__file__).resolve().parents[3] / "matrices" / "axes.yaml"
 URL = "http://fake.test"
+FULL_DOD = ("api-contract", "strict-load", "reference-parity", "isolation", "abort",
+            "fault-injection", "perf", "soak")  # fmt: skip
 
 
 def with_version(fake: FakeOmni, body: dict[str, str] | None) -> httpx.MockTransport:
@@ -51,7 +53,7 @@ def project(tmp_path: Path) -> ProjectPaths:
     (root / "gates").mkdir()
     (root / "runners").mkdir()
     (root / "matrices" / "axes.yaml").write_text(AXES.read_text())
-    for gate in ("api-contract", "abort", "soak", "strict-load"):
+    for gate in (*FULL_DOD, "parity", "fails-fast"):
         (root / "gates" / f"{gate}.yaml").write_text(f"id: {gate}\nkind: x\nversion: 1\n")
     return ProjectPaths(root)
 
@@ -128,7 +130,8 @@ def test_the_recipe_and_matrix_bind_the_served_id_and_pin_the_reported_release(
     # /version reports vLLM's release: URL results record it as vllm_version, so it is pinned.
     assert matrix["target"] == {"vllm_version": "0.30.0"}
     row = matrix["rows"][0]
-    assert row["recipe"] == "sd3-new" and row["requires"] == ["api-contract", "abort", "soak"]
+    # The full Definition of Done: the task's gates and what a recommended deployment passes.
+    assert row["recipe"] == "sd3-new" and row["requires"] == list(FULL_DOD)
     assert row["key"] == {"task": "t2i", "api_mode": "images-generations",
                           "output_transport": "b64-json"}  # fmt: skip
     assert {k: v for k, v in matrix["defaults"].items() if k in recipe["row"]} == recipe["row"]
