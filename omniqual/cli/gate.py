@@ -189,17 +189,23 @@ def run_command(
             )))  # fmt: skip
     outcome = outcomes[-1]
     table = None
+    refused = False
     if repeat > 1:
+        from omniqual.domain.verdict_stability import MixedBuilds
         from omniqual.engine.verdict_stability import stability_of
 
-        table = stability_of(loaded.matrix_path, [o.run_dir for o in outcomes])
+        try:
+            table = stability_of(loaded.matrix_path, [o.run_dir for o in outcomes])
+        except MixedBuilds as exc:  # a resumed first run of another build: the reports still go out
+            typer.echo(f"no verdict-stability table: {exc}", err=True)
+            refused = True
     written = write_reports(outcome, loaded, output, stability=table)
     if junit is not None:
         write_junit(list(outcome.results), junit, evidence_root=outcome.run_dir.parent)
     _say_written(written)
     counts = ", ".join(f"{n} {s.value}" for s, n in outcome.compiled.counts().items())
     typer.echo(f"run {outcome.run_dir}: {len(outcome.results)} results; matrix: {counts}", err=True)
-    moved = False
+    moved = refused  # reruns that cannot be compared show no stability either
     if table is not None:
         from omniqual.cli.evidence import report_stability
 

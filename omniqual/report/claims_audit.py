@@ -1,9 +1,10 @@
 """Audit a hand-written feature-table document against compiled evidence: each claimed cell
 next to the cell the evidence makes (``support_cells``), on each hardware it is checked on.
 
-Verdicts: a ✅ the evidence contradicts (the feature was refused, or a gate its row requires
-failed, with no covering row passing), a ✅ nothing verifies, a ❌ on a feature a row passed,
-agreement, a ❌ the evidence does not decide, and a ❓ the evidence has since decided. Tables,
+Verdicts: a ✅ the evidence contradicts (a covering row of the feature was refused, or failed a
+gate it requires, whatever other rows passed), a bare ✅ (no qualifier, no footnote) on a cell the
+evidence limits, a ✅ nothing verifies, a ❌ on a feature a row passed, agreement, a ❌ the
+evidence does not decide, and a ❓ the evidence has since decided. Tables,
 columns, models and sections the mapping does not declare are named, never matched by likeness.
 """
 
@@ -18,13 +19,14 @@ from omniqual.domain.feature_tables import (
 )
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import CellState
-from omniqual.report.claims_markdown import Claim, ClaimTable, ParsedClaims
+from omniqual.report.claims_markdown import Claim, ClaimCell, ClaimTable, ParsedClaims
 from omniqual.report.support_cells import FeatureCell, covering_rows, derive_cell
 from omniqual.report.support_tables import hardware_values
 
 
 class Verdict(StrEnum):
     CONTRADICTED = "contradicted"
+    LIMITATION_OMITTED = "claimed without its limitation"
     UNVERIFIED = "unverified"
     REFUSAL_DISPROVED = "claimed unsupported, but passed"
     AGREES = "agrees"
@@ -35,12 +37,17 @@ class Verdict(StrEnum):
 PASSED = (CellState.VALIDATED, CellState.LIMITED)
 
 
-def verdict(claim: Claim, cell: FeatureCell) -> Verdict:
+def verdict(claim: Claim, cell: FeatureCell, *, qualified: bool = False) -> Verdict:
+    """``qualified``: the claim carries a qualifier or a footnote. Which bound a footnote states
+    is prose no parser can hold to the evidence's limitation; its presence is what can be
+    checked, and a bare ✅ on a limited cell is the claim that hides the bound."""
     if claim is Claim.SUPPORTED:
         if cell.state is CellState.UNSUPPORTED or (
             cell.state is CellState.NOT_TESTED and cell.failed_gates
         ):
             return Verdict.CONTRADICTED
+        if cell.state is CellState.LIMITED and not qualified:
+            return Verdict.LIMITATION_OMITTED
         return Verdict.AGREES if cell.state in PASSED else Verdict.UNVERIFIED
     if claim is Claim.UNSUPPORTED:
         if cell.state in PASSED:
@@ -127,8 +134,7 @@ class _Auditor:
                     continue
                 for h in hardware:
                     derived = self._model_cell(model, column.label, section, h)
-                    self._add(table, row.name, row.line, cell.column, h, cell.claim, cell.text,
-                              derived)  # fmt: skip
+                    self._add(table, row.name, row.line, cell, h, derived)
 
     def _model_cell(self, model: str, label: str, section: ModalitySection, h: str) -> FeatureCell:
         rows = covering_rows(self.compiled.rows, self.mapping.columns, frozenset({label}),
@@ -153,8 +159,7 @@ class _Auditor:
                 for h in hardware:
                     rows = covering_rows(self.compiled.rows, self.mapping.pairs, pair, hardware=h)
                     derived = derive_cell(f"{first.label} + {second.label}", rows)
-                    self._add(table, row.name, row.line, cell.column, h, cell.claim, cell.text,
-                              derived)  # fmt: skip
+                    self._add(table, row.name, row.line, cell, h, derived)
 
     def _unknown_columns(self, table: ClaimTable, columns: tuple[FeatureColumn, ...]) -> None:
         for name in table.columns[1:]:
@@ -162,10 +167,12 @@ class _Auditor:
                 self.unmapped.append(f"{table.name}: column {name!r} maps to no feature in "
                                      f"{self.mapping.source}; its cells not audited")  # fmt: skip
 
-    def _add(self, table: ClaimTable, row: str, line: int, column: str, hardware: str,
-             claim: Claim, text: str, cell: FeatureCell) -> None:  # fmt: skip
-        self.findings.append(Finding(table.heading, line, row, column, hardware, claim, text,
-                                     cell, verdict(claim, cell)))  # fmt: skip
+    def _add(self, table: ClaimTable, row: str, line: int, claimed: ClaimCell, hardware: str,
+             cell: FeatureCell) -> None:  # fmt: skip
+        assert claimed.claim is not None
+        said = verdict(claimed.claim, cell, qualified=claimed.qualified)
+        self.findings.append(Finding(table.heading, line, row, claimed.column, hardware,
+                                     claimed.claim, claimed.text, cell, said))  # fmt: skip
 
 
 def audit_claims(
@@ -192,8 +199,8 @@ def audit_claims(
 
 
 ORDER = (
-    Verdict.CONTRADICTED, Verdict.UNVERIFIED, Verdict.REFUSAL_DISPROVED, Verdict.BEHIND,
-    Verdict.UNDECIDED, Verdict.AGREES,
+    Verdict.CONTRADICTED, Verdict.LIMITATION_OMITTED, Verdict.UNVERIFIED,
+    Verdict.REFUSAL_DISPROVED, Verdict.BEHIND, Verdict.UNDECIDED, Verdict.AGREES,
 )  # fmt: skip
 
 

@@ -43,6 +43,9 @@ class ClaimCell:
     """None: the cell is blank."""
     text: str
     """The cell as read (qualifiers such as "(TP=2 only)" stay in it)."""
+    qualified: bool = False
+    """The claim carries a qualifier: text beside its symbol or a footnote mark (a bare ✅
+    claims the feature without a bound)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +170,8 @@ def _table(
                                                  f"{column!r}: {text!r} is not one of ✅ ❌ ❓; "
                                                  "cell not read"))  # fmt: skip
                 continue
-            cells.append(ClaimCell(column, claim, text))
+            qualified = claim is not None and (text != claim.value or bool(_FOOTNOTE.search(cell)))
+            cells.append(ClaimCell(column, claim, text, qualified))
         rows.append(ClaimRow(name, number, tuple(cells)))
     return ClaimTable(heading, start, kind, tuple(columns), tuple(rows))
 

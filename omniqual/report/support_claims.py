@@ -50,4 +50,5 @@ def support_claims_view(
 
 
 def _cell_text(symbol: str, note: str) -> str:
-    return f"{symbol} {note}" if note and symbol != "❓" else symbol
+    # A ❓ carries a note only when a covering row failed: that failure is the finding.
+    return f"{symbol} {note}" if note else symbol

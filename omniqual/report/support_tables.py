@@ -2,10 +2,11 @@
 table per modality section (a row per model, a column per feature) and the pairwise feature
 compatibility table, in the shape of the project's hand-written ``diffusion_features.md``.
 
-✅ stands only on a validated row, or on a limited one with a numbered note stating the bound;
-❌ only on a row proven refused, with the refusal in a note; ❓ everywhere else. Every ✅ and ❌
-links the evidence of the row it stands on, and every heading names the hardware its cells were
-measured on (cells are derived in ``support_cells``).
+✅ stands only where every decided covering row passed (validated, or limited with a numbered note
+stating the bound); ❌ where a covering row was proven refused, with the refusal in a note; ❓
+everywhere else, with a note naming the failure when a covering row failed a required gate. Every
+✅ and ❌ links the evidence of the row it stands on, and every heading names the hardware its
+cells were measured on (cells are derived in ``support_cells``).
 """
 
 from collections.abc import Sequence
@@ -18,10 +19,12 @@ from omniqual.report.support_cells import FeatureCell, covering_rows, derive_cel
 from omniqual.report.templates import markdown_escape
 
 LEGEND = (
-    "- ✅: validated on this hardware: every gate the row requires passed; with a note number, "
-    "limited: it works within the bound the note states",
-    "- ❌: refused early with an actionable error; the note quotes the refusal",
-    "- ❓: not verified yet and not recommended: no adequate evidence on this hardware",
+    "- ✅: validated on this hardware: every measured configuration of the feature passed every "
+    "gate it requires; with a note number, limited: it works within the bound the note states",
+    "- ❌: refused early with an actionable error (in the configuration the note names); the "
+    "note quotes the refusal",
+    "- ❓: not verified yet and not recommended: no adequate evidence on this hardware, or a "
+    "configuration failed a required gate (the note names it)",
 )
 
 

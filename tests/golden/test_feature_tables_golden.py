@@ -83,13 +83,17 @@ def test_embedded_feature_tables_render_as_recorded(tmp_path: Path) -> None:
         ("fails-fast", key(q="fp8-online-dit"), O.FAILED, ()),
         *passing(key(model="qwen-image-tiny", ex="step/1"), "api-contract", "abort", "soak",
                  "parity", "isolation", "step-ab"),
+        # A candidate counts only beside its parent's correctness (the SD3 baseline's is above).
+        ("reference-parity", key(model="qwen-image-tiny"), O.PASSED, ()),
     ]  # fmt: skip
     compiled = compiled_from(tmp_path, recorded)
     mapping = load_feature_tables(ROOT / "matrices" / "vllm-omni-features.yaml")
     sd3 = model_support_table(compiled, mapping, "sd3-tiny", HW)
     cells = {c.column: c for c in sd3.sections[0].cells}
     assert cells["🔄Step Execution"].state is CellState.UNSUPPORTED
-    assert cells["💾CPU Offload (Layerwise)"].state is CellState.VALIDATED
+    # The pinned lane is refused, the unpinned one validated: no tick while a lane is refused.
+    assert cells["💾CPU Offload (Layerwise)"].state is CellState.UNSUPPORTED
+    assert "passed on offload=layerwise-nopin" in cells["💾CPU Offload (Layerwise)"].note
     assert cells["⚡Cache-DiT"].state is CellState.LIMITED
     assert cells["💾Quantization"].state is CellState.NOT_TESTED
     text = render_support_tables(compiled, mapping)
@@ -100,7 +104,7 @@ def test_embedded_feature_tables_render_as_recorded(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("outcome", "limitations", "state", "claimed"),
     [
-        (O.PASSED, (NOT_PROVABLE,), CellState.LIMITED, Verdict.AGREES),
+        (O.PASSED, (NOT_PROVABLE,), CellState.LIMITED, Verdict.LIMITATION_OMITTED),
         (O.FAILED, (), CellState.NOT_TESTED, Verdict.CONTRADICTED),
         (O.INVALID, (), CellState.NOT_TESTED, Verdict.UNVERIFIED),
     ],
@@ -110,7 +114,9 @@ def test_sd3_cache_dit_is_never_a_bare_tick_when_the_cache_was_not_shown_at_work
 ) -> None:
     compiled = compiled_from(tmp_path, [("api-contract", CACHE, O.PASSED, ()),
                                         ("cache-tiers", CACHE, O.PASSED, ()),
-                                        ("parity", CACHE, outcome, limitations)])  # fmt: skip
+                                        ("parity", CACHE, outcome, limitations),
+                                        # the parent's correctness, beside which it counts
+                                        ("reference-parity", key(), O.PASSED, ())])  # fmt: skip
     mapping = load_feature_tables(ROOT / "matrices" / "vllm-omni-features.yaml")
     table = model_support_table(compiled, mapping, "sd3-tiny", HW)
     cell = next(c for c in table.sections[0].cells if c.column == "⚡Cache-DiT")

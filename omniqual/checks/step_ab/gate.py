@@ -3,28 +3,37 @@ matched request-mode control?
 
 The row's recipe (step mode) and its control (the same recipe with the params'
 ``execution_flags`` removed, nothing else changed) are launched side by side with the target's
-launcher; each arm gets ``warmup_repetitions`` discarded passes, then the arms alternate one
-repetition at a time (step, control, step, ...) so a drift of the host hits both alike. Both arms
-do the same work with the same seeds (:mod:`omniqual.checks.step_ab.trial`).
+launcher, ``launches`` times: each launch round starts both arms afresh, gives each
+``warmup_repetitions`` discarded passes, then alternates them one repetition at a time (step,
+control, step, ...) so a drift of the host hits both alike. Both arms do the same work with the
+same seeds (:mod:`omniqual.checks.step_ab.trial`). A launch's figure is the mean of its
+repetitions.
 
-Verdict (the rule of :mod:`omniqual.loadgen.regression`, read as an improvement): the
-``confidence`` Welch interval on the relative change of the step arm's mean figure against the
-control's, held to ``-min_improvement``:
+Launch to launch: two launches of one server differ by more than repetitions on one launch do
+(see :mod:`omniqual.loadgen.regression`), so a difference between one step launch and one
+control launch may be nothing but that. The unit compared is therefore the launch: the rule of
+:func:`omniqual.loadgen.regression.compare` (the perf gate's) on the arms' launch figures, whose
+spread holds the launch-to-launch variation (and each launch's own scatter) in full. Verdict,
+read as an improvement: the ``confidence`` Welch interval on the relative change of the step
+arm's mean launch figure against the control's, held to ``-min_improvement``:
 
 * ``passed`` when the whole interval lies at or below it (the predeclared improvement is met at
   that confidence): step mode may be recommended for the hypothesis;
 * ``failed`` when the whole interval lies above it (missed at that confidence): request mode is
   recommended, with the numbers;
-* otherwise one more pair of repetitions while ``max_repetitions`` and the gate's budget allow,
-  then ``invalid: inconclusive`` with the interval.
+* otherwise one more launch round while ``max_launches`` and the gate's budget allow, then
+  ``invalid: inconclusive`` with the interval.
 
 A failed request, a long request answered before its cut, or an arm that does not serve makes the
-result ``invalid`` (nothing to compare), never a verdict. Evidence: ``step-ab.json`` (every
-repetition's figure and samples per arm, the interval, the recipes) and each arm's server log.
+result ``invalid`` (nothing to compare), never a verdict. The budget is spent measuring: start-ups
+are bounded by ``startup_deadline_s`` and run beside other work. Evidence: ``step-ab.json``
+(every repetition's figure and samples per arm and launch, each launch's figure, the interval,
+the recipes) and each launch's server log.
 """
 
 import asyncio
 import json
+import statistics
 from typing import Any, ClassVar, Literal
 
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, PointLaunch
@@ -68,79 +77,109 @@ class StepAbCheck:
         recipes = arm_recipes(base, params)
         if isinstance(recipes, str):
             return CheckOutcome(GateOutcome.INVALID, (recipes,))
-        trial = self.trial or trial_for(params)
-        async with ctx.serve_point(recipes[0]) as step, ctx.serve_point(recipes[1]) as control:
-            logs = [a for a in (step.log_artifact, control.log_artifact) if a is not None]
-            down = [f"the {arm} arm ({launch.startup.recipe_id}) did not serve: "
-                    f"{launch.startup.reason} after {launch.startup.elapsed_s:.1f} s"
-                    for arm, launch in zip(ARMS, (step, control), strict=True)
-                    if launch.make_client is None]  # fmt: skip
-            if down:
-                return CheckOutcome(GateOutcome.INVALID, tuple(down), artifacts=tuple(logs))
-            run = _Run(ctx, params, endpoint, trial, (step, control))
-            await run.measure()
+        run = _Run(ctx, params, endpoint, self.trial or trial_for(params))
+        logs: list[Artifact] = []
+        while run.wants_launch():
+            async with ctx.serve_point(recipes[0]) as step, ctx.serve_point(recipes[1]) as control:
+                launched = (step, control)
+                logs += [a.log_artifact for a in launched if a.log_artifact is not None]
+                down = [f"the {arm} arm ({launch.startup.recipe_id}) did not serve on launch "
+                        f"{run.launch + 1}: {launch.startup.reason} after "
+                        f"{launch.startup.elapsed_s:.1f} s"
+                        for arm, launch in zip(ARMS, launched, strict=True)
+                        if launch.make_client is None]  # fmt: skip
+                if down:
+                    return CheckOutcome(GateOutcome.INVALID, tuple(down), artifacts=tuple(logs))
+                await run.measure(launched)
         return run.outcome(recipes[0].id, recipes[1].id, logs)
 
 
 class _Run:
+    """The launch rounds of one step-ab run: their repetitions per arm, and the comparison of
+    the arms' launch figures once there are enough of them."""
+
     def __init__(self, ctx: CheckContext, params: StepAbParams, endpoint: EndpointKind,
-                 trial: Trial, launches: tuple[PointLaunch, PointLaunch]) -> None:  # fmt: skip
+                 trial: Trial) -> None:  # fmt: skip
         self.ctx, self.params, self.endpoint, self.trial = ctx, params, endpoint, trial
-        self.launches = launches
-        self.results: dict[str, list[TrialResult]] = {arm: [] for arm in ARMS}
-        self.warmups: dict[str, list[TrialResult]] = {arm: [] for arm in ARMS}
+        self.results: dict[str, list[list[TrialResult]]] = {arm: [] for arm in ARMS}
+        """Per arm, per launch, its measured repetitions."""
+        self.warmups: dict[str, list[list[TrialResult]]] = {arm: [] for arm in ARMS}
         self.comparison: Comparison | None = None
         self.loop = asyncio.get_running_loop()
-        self.started = self.loop.time()
-        self.longest = 0.0
+        self.spent = 0.0
+        """Seconds spent measuring (start-ups excluded), against the gate's budget."""
+        self.longest_round = 0.0
+        self.finished = False
 
-    async def _one(self, arm: int, index: int, warmup: bool) -> TrialResult:
-        launch = self.launches[arm]
+    @property
+    def launch(self) -> int:
+        """Launch rounds measured so far."""
+        return len(self.results["step"])
+
+    async def _one(self, launch: PointLaunch, arm: int, index: int, warmup: bool) -> TrialResult:
         assert launch.make_client is not None
         what = "warm-up" if warmup else f"repetition {index + 1}"
-        self.ctx.progress(f"step-ab: {ARMS[arm]} arm, {what}", None)
-        began = self.loop.time()
+        self.ctx.progress(f"step-ab: launch {self.launch}, {ARMS[arm]} arm, {what}", None)
         async with launch.make_client() as client:
+            # Seeds follow the repetition index alone: every launch of both arms gets the
+            # same requests.
             result = await self.trial(client, self.params, self.endpoint, index)
-        self.longest = max(self.longest, self.loop.time() - began)
-        (self.warmups if warmup else self.results)[ARMS[arm]].append(result)
+        (self.warmups if warmup else self.results)[ARMS[arm]][-1].append(result)
         return result
 
-    def _fits(self) -> bool:
+    def wants_launch(self) -> bool:
+        """Whether another launch round is due: fewer than ``launches``, or the interval still
+        straddles the threshold and one more round fits ``max_launches`` and the budget."""
+        if self.finished:
+            return False
+        if self.launch < self.params.launches:
+            return True
         budget = self.ctx.gate.budget_s
-        return budget is None or self.loop.time() - self.started + 2 * self.longest <= budget
+        fits = budget is None or self.spent + self.longest_round <= budget
+        return self.launch < self.params.max_launches and fits
 
     def errors(self) -> list[str]:
-        return [f"{arm} arm, repetition {i + 1}: {e}" for arm in ARMS
-                for i, r in enumerate(self.results[arm]) for e in r.errors]  # fmt: skip
+        return [f"{arm} arm, launch {n + 1}, repetition {i + 1}: {e}" for arm in ARMS
+                for n, launch in enumerate(self.results[arm])
+                for i, r in enumerate(launch) for e in r.errors]  # fmt: skip
 
-    def values(self, arm: str) -> list[float]:
-        return [r.value for r in self.results[arm] if r.value is not None]
+    def values(self, arm: str) -> list[list[float]]:
+        """Per launch, the figures of its repetitions."""
+        return [[r.value for r in launch if r.value is not None] for launch in self.results[arm]]
 
-    async def measure(self) -> None:
-        params = self.params
-        for index in range(params.warmup_repetitions):
+    def launch_means(self, arm: str) -> list[float]:
+        return [statistics.fmean(v) for v in self.values(arm) if v]
+
+    async def measure(self, launched: tuple[PointLaunch, PointLaunch]) -> None:
+        """One launch round on ``launched`` (step, control), then the comparison when there
+        are launches enough."""
+        began = self.loop.time()
+        for name in ARMS:
+            self.results[name].append([])
+            self.warmups[name].append([])
+        for index in range(self.params.warmup_repetitions):
             for arm in range(2):
-                await self._one(arm, -1 - index, warmup=True)
-        index = 0
-        while True:
+                await self._one(launched[arm], arm, -1 - index, warmup=True)
+        for index in range(self.params.repetitions):
             for arm in range(2):
-                await self._one(arm, index, warmup=False)
-            index += 1
+                await self._one(launched[arm], arm, index, warmup=False)
             if self.errors():
+                self.finished = True
                 return
-            if index < params.min_repetitions:
-                continue
-            step, control = Spread.of(self.values("step")), Spread.of(self.values("request"))
-            if control.mean <= 0:
-                return
-            self.comparison = compare(step, control, threshold=-params.min_improvement,
-                                      direction=Direction.LOWER,
-                                      confidence=params.confidence)  # fmt: skip
-            if self.comparison.decision is not Decision.UNDECIDED:
-                return
-            if index >= params.max_repetitions or not self._fits():
-                return
+        took = self.loop.time() - began
+        self.spent += took
+        self.longest_round = max(self.longest_round, took)
+        if self.launch < self.params.launches:
+            return
+        step, control = self.launch_means("step"), self.launch_means("request")
+        if statistics.fmean(control) <= 0:
+            self.finished = True
+            return
+        self.comparison = compare(Spread.of(step), Spread.of(control),
+                                  threshold=-self.params.min_improvement,
+                                  direction=Direction.LOWER,
+                                  confidence=self.params.confidence)  # fmt: skip
+        self.finished = self.comparison.decision is not Decision.UNDECIDED
 
     def outcome(self, step_id: str, control_id: str, logs: list[Artifact]) -> CheckOutcome:
         params, c = self.params, self.comparison
@@ -159,15 +198,19 @@ class _Run:
             reasons = [f"{params.hypothesis} missed: {describe(c, params)}; {RECOMMEND_REQUEST}"]
         else:
             outcome = GateOutcome.INVALID
-            reasons = [f"inconclusive after {len(self.values('step'))} repetitions per arm: "
-                       f"{describe(c, params)}"]  # fmt: skip
+            reasons = [f"inconclusive after {self.launch} launches per arm ({params.repetitions} "
+                       f"repetitions each): {describe(c, params)}"]  # fmt: skip
         block: dict[str, Any] = {
             "hypothesis": params.hypothesis, "min_improvement": params.min_improvement,
             "confidence": params.confidence, "recipes": {"step": step_id, "request": control_id},
-            "arms": {arm: [{"value": r.value, "samples": list(r.samples),
-                            "errors": list(r.errors)} for r in self.results[arm]]
+            "launches": self.launch,
+            "arms": {arm: [{"launch": n + 1, "value": r.value, "samples": list(r.samples),
+                            "errors": list(r.errors)}
+                           for n, launch in enumerate(self.results[arm]) for r in launch]
                      for arm in ARMS},
-            "warmups": {arm: [r.value for r in self.warmups[arm]] for arm in ARMS},
+            "launch_means": {arm: self.launch_means(arm) for arm in ARMS},
+            "warmups": {arm: [r.value for launch in self.warmups[arm] for r in launch]
+                        for arm in ARMS},
             "comparison": None if c is None else {
                 "change": c.change, "low": c.low, "high": c.high, "df": c.df,
                 "threshold": c.threshold, "decision": c.decision.value},
@@ -176,19 +219,22 @@ class _Run:
         summary = self.ctx.artifacts.put_artifact(
             json.dumps(block, indent=1).encode(), media_type="application/json",
             role="summary", name="step-ab.json")  # fmt: skip
-        measurements = [Measurement(name=f"{arm}.rep{i + 1}", value=v, unit="s")
-                        for arm in ARMS for i, v in enumerate(self.values(arm))]  # fmt: skip
+        measurements = [Measurement(name=f"{arm}.launch{n + 1}.rep{i + 1}", value=v, unit="s")
+                        for arm in ARMS for n, launch in enumerate(self.values(arm))
+                        for i, v in enumerate(launch)]  # fmt: skip
+        measurements += [Measurement(name=f"{arm}.launch{n + 1}", value=v, unit="s",
+                                     samples=params.repetitions)
+                         for arm in ARMS for n, v in enumerate(self.launch_means(arm))]  # fmt: skip
         if c is not None:
             measurements.append(Measurement(
                 name="relative_change", value=c.change, unit="1",
-                samples=len(self.values("step")), bound=c.threshold,
+                samples=len(self.launch_means("step")), bound=c.threshold,
                 ok=c.decision is Decision.WITHIN))  # fmt: skip
         return CheckOutcome(
             outcome, tuple(reasons), tuple(measurements), (summary, *logs),
             requested={"hypothesis": params.hypothesis, "min_improvement": params.min_improvement,
-                       "confidence": params.confidence,
-                       "min_repetitions": params.min_repetitions,
-                       "max_repetitions": params.max_repetitions},
+                       "confidence": params.confidence, "repetitions": params.repetitions,
+                       "launches": params.launches, "max_launches": params.max_launches},
             effective={"step_ab": block},
         )  # fmt: skip
 

@@ -1,6 +1,6 @@
 """The step-ab gate's ``params`` block: the predeclared hypothesis, its success threshold and
-confidence, the work a repetition does (a long and a short shape, a cut or a mixed arrival) and
-how many repetitions each arm gets.
+confidence, the work a repetition does (a long and a short shape, a cut or a mixed arrival), and
+how many launches each arm gets and repetitions each launch.
 
 Hypotheses (each names one figure, lower is better, measured the same way on both arms):
 
@@ -42,12 +42,22 @@ class StepAbParams(CheckParams):
     arrival_rps: float = Field(default=1.0, gt=0, description="short_request_p95.")
     long_fraction: float = Field(default=0.25, gt=0, lt=1, description="short_request_p95.")
     seed: int = 0
-    warmup_repetitions: int = Field(default=1, ge=0, description="Per arm, discarded.")
-    min_repetitions: int = Field(default=3, ge=2, description="Per arm.")
-    max_repetitions: int = Field(
-        default=6, ge=2,
-        description="Per arm: while the interval straddles the threshold, one more pair of "
-        "repetitions at a time (step, then control), within the gate's budget.",
+    warmup_repetitions: int = Field(default=1, ge=0, description="Per arm and launch, discarded.")
+    repetitions: int = Field(
+        default=3, ge=1,
+        description="Per arm and launch: measured passes, step and control alternating; the "
+        "launch's figure is their mean.",
+    )  # fmt: skip
+    launches: int = Field(
+        default=3, ge=2,
+        description="Launch rounds before the first decision, each starting both arms afresh: "
+        "launches of one server differ more than passes on one launch do, and only a spread of "
+        "launch figures shows by how much.",
+    )  # fmt: skip
+    max_launches: int = Field(
+        default=4, ge=2,
+        description="While the interval straddles the threshold, one more launch round at a "
+        "time, within the gate's budget.",
     )  # fmt: skip
     execution_flags: tuple[str, ...] = Field(
         default=("step-execution",), min_length=1,
@@ -58,8 +68,8 @@ class StepAbParams(CheckParams):
 
     @model_validator(mode="after")
     def _consistent(self) -> "StepAbParams":
-        if self.max_repetitions < self.min_repetitions:
-            raise ValueError("max_repetitions must be at least min_repetitions")
+        if self.max_launches < self.launches:
+            raise ValueError("max_launches must be at least launches")
         if self.queue_after_s >= self.cut_after_s:
             raise ValueError("queue_after_s must come before cut_after_s (the short request "
                              "waits behind the long one when it is cut)")  # fmt: skip

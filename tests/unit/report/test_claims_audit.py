@@ -56,6 +56,39 @@ def test_only_contradictions_fail_the_audit() -> None:
     assert audit_claims(parse_claims(text), refused, MAPPING).contradicted
 
 
+def test_a_tick_on_a_feature_one_covering_row_failed_is_a_contradiction() -> None:
+    compiled = matrix(
+        row(S.VALIDATED, offload="layerwise-nopin"),
+        row(S.NOT_TESTED, offload="layerwise", gate_outcomes=FAILED_PARITY,
+            reasons=("parity: latest result failed",)),
+        row(S.VALIDATED, execution="step/1"),
+        row(S.UNSUPPORTED, execution="step/1", dtype="fp16", reasons=("refused",)),
+    )  # fmt: skip
+    got = audit("| **Stable-Diffusion-3** | ❓ | ✅ | ✅ |\n", compiled)
+    assert got["Stable-Diffusion-3/💾CPU Offload (Layerwise)"] is Verdict.CONTRADICTED
+    assert got["Stable-Diffusion-3/🔄Step Execution"] is Verdict.CONTRADICTED
+
+
+def test_a_bare_tick_on_a_limited_cell_is_claimed_without_its_limitation() -> None:
+    bound = "one request at a time"
+    compiled = matrix(
+        row(S.LIMITED, cache_policy="cache_dit", limitation=bound),
+        row(S.LIMITED, offload="layerwise", limitation=bound),
+        row(S.LIMITED, execution="step/1", limitation=bound),
+    )
+    got = audit("| **Stable-Diffusion-3** | ✅ | ✅<sup>1</sup> | ✅ (one request at a time) |\n"
+                "| **Wan2.2** | ✅[^2] | ❓ | ❓ |\n", compiled)  # fmt: skip
+    assert got["Stable-Diffusion-3/⚡Cache-DiT"] is Verdict.LIMITATION_OMITTED
+    assert Verdict.LIMITATION_OMITTED.value == "claimed without its limitation"
+    assert got["Stable-Diffusion-3/💾CPU Offload (Layerwise)"] is Verdict.AGREES
+    assert got["Stable-Diffusion-3/🔄Step Execution"] is Verdict.AGREES
+    assert got["Wan2.2/⚡Cache-DiT"] is Verdict.UNVERIFIED  # Wan2.2 has no rows here
+    text = f"### ImageGen\n\n{HEADER}| **Stable-Diffusion-3** | ✅ | ❓ | ❓ |\n"
+    said = render_audit(audit_claims(parse_claims(text), compiled, MAPPING))
+    assert "claimed without its limitation (1):" in said
+    assert "claimed ✅; evidence: limited (limited: one request at a time)" in said
+
+
 def test_unmapped_models_columns_sections_and_tables_are_named() -> None:
     text = (
         "## Methods\n\n| Method | Use |\n|---|---|\n| A | b |\n\n"

@@ -47,3 +47,17 @@ def test_an_audit_puts_each_contradicted_claim_first() -> None:
 
 def test_no_results_means_no_section() -> None:
     assert support_claims_view(matrix(row(S.NOT_TESTED)), MAPPING) is None
+
+
+def test_a_cell_a_failed_row_leaves_unverified_names_the_failure() -> None:
+    compiled = matrix(
+        row(S.VALIDATED, cache_policy="cache_dit", gate_outcomes={"parity": "passed"}),
+        row(S.NOT_TESTED, cache_policy="cache_dit", dtype="fp16",
+            gate_outcomes={"api-contract": "passed", "parity": "failed"},
+            reasons=("parity: latest result failed (psnr 9)",)),
+    )  # fmt: skip
+    view = support_claims_view(compiled, MAPPING)
+    assert view is not None
+    (only,) = view.html_rows
+    cache = only[view.html_headers.index("⚡Cache-DiT")]
+    assert cache.startswith("❓ not verified: ") and "psnr 9" in cache

@@ -14,6 +14,7 @@ CACHE = "⚡Cache-DiT"
 OFFLOAD = "💾CPU Offload (Layerwise)"
 STEP = "🔄Step Execution"
 VAE = "💾VAE-Patch-Parallel"
+FAILED_PARITY = {"api-contract": "passed", "parity": "failed"}
 
 
 def cells(compiled: object, model: str = "sd3-tiny", hardware: str = HW) -> dict[str, object]:
@@ -76,11 +77,45 @@ def test_the_baseline_and_combined_rows_decide_no_single_feature() -> None:
     assert got[CACHE].symbol == "❓" and got[OFFLOAD].symbol == "❓"
 
 
-def test_best_row_prefers_a_pass_over_a_refusal_of_another_lane() -> None:
-    got = cells(matrix(row(S.UNSUPPORTED, offload="layerwise", reasons=("refused",)),
+def test_a_refused_lane_beside_a_passing_one_is_no_tick_and_names_both() -> None:
+    # Every covering row must agree for a tick: a refused configuration of the feature on this
+    # model is a refusal a user can meet, whatever another configuration shows.
+    got = cells(matrix(row(S.UNSUPPORTED, offload="layerwise", reasons=("refused: pin",)),
                        row(S.VALIDATED, offload="layerwise-nopin")))  # fmt: skip
-    assert got[OFFLOAD].state is S.VALIDATED and got[OFFLOAD].covering == 2
-    assert "offload=layerwise-nopin" in got[OFFLOAD].row_key
+    offload = got[OFFLOAD]
+    assert offload.state is S.UNSUPPORTED and offload.symbol == "❌" and offload.covering == 2
+    assert "offload=layerwise;" in offload.row_key and offload.link
+    assert offload.note == "offload=layerwise: refused: pin; passed on offload=layerwise-nopin"
+
+
+def test_a_failed_lane_beside_a_validated_one_is_unverified_naming_the_failure() -> None:
+    got = cells(matrix(
+        row(S.VALIDATED, offload="layerwise-nopin"),
+        row(S.NOT_TESTED, offload="layerwise", gate_outcomes=FAILED_PARITY,
+            reasons=("api-contract: no usable result", "parity: latest result failed (psnr 9)")),
+    ))  # fmt: skip
+    offload = got[OFFLOAD]
+    assert offload.state is S.NOT_TESTED and offload.symbol == "❓" and offload.link == ""
+    assert offload.failed_gates == ("parity",)
+    assert offload.note == ("not verified: offload=layerwise: parity: latest result failed "
+                            "(psnr 9); passed on offload=layerwise-nopin")  # fmt: skip
+
+
+def test_a_failure_outranks_a_refusal_and_a_limited_lane_limits_the_tick() -> None:
+    failed_and_refused = cells(matrix(
+        row(S.UNSUPPORTED, offload="layerwise", reasons=("refused",)),
+        row(S.NOT_TESTED, offload="layerwise-nopin", gate_outcomes=FAILED_PARITY,
+            reasons=("parity: latest result failed",)),
+    ))  # fmt: skip
+    assert failed_and_refused[OFFLOAD].symbol == "❓"
+    assert failed_and_refused[OFFLOAD].failed_gates == ("parity",)
+    limited = cells(matrix(row(S.VALIDATED, offload="layerwise"),
+                           row(S.LIMITED, offload="layerwise-nopin", limitation="one at a time"),
+                           row(S.NOT_TESTED, offload="layerwise", dtype="fp16")))  # fmt: skip
+    # The untested lane says nothing either way: absent evidence is no disagreement.
+    assert limited[OFFLOAD].state is S.LIMITED and limited[OFFLOAD].covering == 3
+    assert limited[OFFLOAD].note == "limited: offload=layerwise-nopin: one at a time"
+    assert "offload=layerwise-nopin" in limited[OFFLOAD].row_key
 
 
 def test_rows_of_other_hardware_never_speak_for_a_cell() -> None:

@@ -1,8 +1,9 @@
 """The step-ab gate on fakes, on a virtual clock: a fake step server that frees itself within one
 step after a cut beats a fake request server that needs the rest of the long request (passed,
 step mode may be recommended); two identical fakes miss the hypothesis (failed, request mode
-recommended); a spread too wide to decide is inconclusive; the control differs from the row's
-recipe only by the execution flag."""
+recommended); a spread too wide to decide is inconclusive, and so is a difference that launches
+of one server differ by; the control differs from the row's recipe only by the execution
+flag."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ class FakeServer:
     short_s: float = 0.2
     jitter: float = 0.02
     rng: random.Random = field(default_factory=lambda: random.Random(3))
+    launch_scales: tuple[float, ...] = (1.0,)
+    """Per launch, in turn: how much slower than nominal that launch serves (launch noise)."""
+    launches: int = 0
+    scale: float = 1.0
 
     async def __aenter__(self) -> FakeServer:
         return self
@@ -62,7 +67,8 @@ async def fake_trial(client: Any, params: StepAbParams, _e: EndpointKind, _i: in
         await asyncio.sleep(params.cut_after_s)
         cut_at = loop.time()
         rest = server.step_s if server.frees_within_step else server.long_s - params.cut_after_s
-        await asyncio.sleep(rest + server.short_s + server.rng.uniform(0, server.jitter))
+        await asyncio.sleep((rest + server.short_s) * server.scale
+                            + server.rng.uniform(0, server.jitter))  # fmt: skip
         samples.append(loop.time() - cut_at)
     return TrialResult(sum(samples) / len(samples), tuple(samples))
 
@@ -76,6 +82,8 @@ class FakeLauncher:
     async def serve(self, recipe: LaunchRecipe) -> AsyncIterator[PointLaunch]:
         self.launched.append(recipe)
         server = self.servers[recipe.id.split("--", 1)[1]]
+        server.scale = server.launch_scales[server.launches % len(server.launch_scales)]
+        server.launches += 1
         startup = StartupOutcome(recipe_id=recipe.id, expected=recipe.expect, became_ready=True,
                                  reason="ready", exit_code=None, elapsed_s=1.0, log_path=None,
                                  log_tail=(), command=("vllm", "serve"),
@@ -105,7 +113,10 @@ def test_a_server_that_frees_within_a_step_passes_and_may_be_recommended() -> No
     block = outcome.effective["step_ab"]
     assert block["recommendation"] == "step mode may be recommended"
     assert block["comparison"]["high"] <= -0.2
-    assert [r.id for r in launcher.launched] == ["qwen-step--step-mode", "qwen-step--request-mode"]
+    # Three launch rounds, each starting both arms afresh side by side.
+    arms = ["qwen-step--step-mode", "qwen-step--request-mode"]
+    assert [r.id for r in launcher.launched] == arms * 3
+    assert [len(block["launch_means"][arm]) for arm in ("step", "request")] == [3, 3]
 
 
 def test_identical_servers_miss_the_hypothesis_and_request_mode_is_recommended() -> None:
@@ -118,10 +129,43 @@ def test_identical_servers_miss_the_hypothesis_and_request_mode_is_recommended()
 def test_a_spread_too_wide_to_decide_is_inconclusive() -> None:
     noisy = {"step-mode": FakeServer(False, long_s=2.2, jitter=1.5),
              "request-mode": FakeServer(False, long_s=2.2, jitter=1.5)}  # fmt: skip
-    params = PARAMS.model_copy(update={"min_improvement": 0.05, "max_repetitions": 3})
+    params = PARAMS.model_copy(update={"min_improvement": 0.05, "launches": 2,
+                                       "max_launches": 2})  # fmt: skip
     outcome, _ = run(noisy, params)
     assert outcome.outcome is GateOutcome.INVALID
-    assert outcome.reasons[0].startswith("inconclusive after 3 repetitions per arm")
+    assert outcome.reasons[0].startswith("inconclusive after 2 launches per arm (3 repetitions "
+                                         "each)")  # fmt: skip
+
+
+def test_a_difference_within_launch_noise_is_no_speedup() -> None:
+    # Two servers that behave alike, each launch of which serves up to 40 % off nominal: the
+    # first step launch happens to be fast. One launch per arm would read that as a speedup
+    # beyond the hypothesis; counted across launches it is noise.
+    alike = {"step-mode": FakeServer(False, launch_scales=(0.6, 1.2, 1.4, 0.8)),
+             "request-mode": FakeServer(False, launch_scales=(1.0, 0.7, 1.3, 1.1))}  # fmt: skip
+    outcome, launcher = run(alike)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert outcome.reasons[0].startswith("inconclusive after 4 launches per arm")
+    block = outcome.effective["step_ab"]
+    assert block["recommendation"] is None and block["comparison"]["decision"] == "undecided"
+    assert len(launcher.launched) == 8
+
+
+def test_launch_means_reach_the_comparison_the_perf_rule_makes() -> None:
+    from omniqual.loadgen.regression import Direction, Spread, compare
+
+    servers = {
+        "step-mode": FakeServer(True, launch_scales=(1.0, 1.1, 0.9)),
+        "request-mode": FakeServer(False, launch_scales=(1.0, 0.9, 1.1)),
+    }
+    outcome, _ = run(servers)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    block = outcome.effective["step_ab"]
+    means = block["launch_means"]
+    expected = compare(Spread.of(means["step"]), Spread.of(means["request"]), threshold=-0.2,
+                       direction=Direction.LOWER, confidence=0.95)  # fmt: skip
+    assert block["comparison"]["low"] == expected.low
+    assert block["comparison"]["high"] == expected.high
 
 
 def test_the_control_drops_only_the_execution_flag() -> None:
