@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from omniqual.cli.exits import Exit, fail, user_errors
+from omniqual.domain.agent import is_loopback
 
 if TYPE_CHECKING:  # the client is imported when an option needs it
     from omniqual.deploy.agent.client import AgentAccess
-
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 def agent_access(url: str | None, token_file: Path | None) -> "AgentAccess | None":
@@ -40,8 +39,10 @@ def campaign_agents(values: list[str], token_file: Path | None,
         recipe, sep, url = value.partition("=")
         if not sep:
             if len(url_targets) != 1:
-                raise ValueError(f"--agent {value}: say which target it observes, RECIPE=URL "
-                                 f"(targets by URL: {', '.join(url_targets) or 'none'})")
+                raise ValueError(
+                    f"--agent {value}: say which target it observes, RECIPE=URL "
+                    f"(targets by URL: {', '.join(url_targets) or 'none'})"
+                )
             recipe, url = url_targets[0], value
         access = agent_access(url, token_file)
         assert access is not None
@@ -58,15 +59,27 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 @user_errors
 def agent_command(
     pid: int = typer.Option(..., "--pid", help="The server's process id (its tree is watched)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback)."),
+    host: str = typer.Option(
+        "127.0.0.1",
+        "--host",
+        help="Address to listen on: loopback unless --allow-remote is given too.",
+    ),
+    allow_remote: bool = typer.Option(
+        False,
+        "--allow-remote",
+        help="Allow a --host beyond loopback (plain HTTP: only on a network you trust).",
+    ),
     port: int = typer.Option(0, "--port", help="Port to listen on (0: an ephemeral one)."),
     token_file: Path = typer.Option(
-        None, "--token-file",
+        None,
+        "--token-file",
         help="The bearer token's file: read when it exists, else a new token is written there "
         "(0600). Default: a new token in $OMNIQUAL_HOME/agent/.",
     ),
     watch_dirs: list[Path] = typer.Option(
-        [], "--watch-dir", help="A directory whose files count as the server's temp residue "
+        [],
+        "--watch-dir",
+        help="A directory whose files count as the server's temp residue "
         "(repeatable). Default: the server's TMPDIR, when its environment names one.",
     ),
     fault_control: Path = typer.Option(
@@ -86,6 +99,13 @@ def agent_command(
     from omniqual.deploy.process_tree import temp_dir_of
     from omniqual.deploy.state import omniqual_home
 
+    if not is_loopback(host) and not allow_remote:
+        # Refused before anything is made: the agent answers in plain HTTP and can arm faults,
+        # so reaching it from other hosts is a choice to state, not a default to stumble into.
+        raise fail(Exit.USAGE, f"--host {host!r} is not a loopback address: the agent speaks "
+                   "plain HTTP and can arm faults in the server; pass --allow-remote to listen "
+                   "beyond this host (on a network you trust), or keep loopback and tunnel it "
+                   "(ssh -L)")  # fmt: skip
     if not psutil.pid_exists(pid):
         raise ValueError(f"--pid {pid}: no such process on this host")
     if (fault_control is None) != (fault_record is None):
@@ -108,7 +128,7 @@ def agent_command(
     except OSError as exc:  # a port in use, an address not on this host
         raise fail(Exit.USAGE, f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     signal.signal(signal.SIGTERM, _stop)
-    if host not in LOOPBACK:
+    if not is_loopback(host):
         typer.echo(f"warning: listening on {host}, beyond loopback: plain HTTP, so use it on a "
                    "network you trust (or tunnel it)", err=True)  # fmt: skip
     typer.echo(f"omniqual agent: watching pid {pid}; token in {token_file}", err=True)

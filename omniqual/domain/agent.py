@@ -8,6 +8,7 @@ agent could not read is ``None``, never zero. A watched process that is gone is 
 readings (``gone``), not an error.
 """
 
+import ipaddress
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,6 +20,19 @@ TOKEN_ENV = "OMNIQUAL_AGENT_TOKEN"
 """The bearer token of ``--agent`` when no ``--agent-token-file`` is given."""
 AGENT_SOURCE = "agent:process-tree"
 """The resource source a gate records when an agent gave the readings."""
+LOCALHOST = "localhost"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether listening on ``host`` keeps the agent on this machine: ``localhost`` or a literal
+    loopback address (``127.0.0.0/8``, ``::1``). Any other name is not: what it resolves to is
+    outside the agent's control, and ``""``/``0.0.0.0``/``::`` mean every interface."""
+    if host.strip().lower() == LOCALHOST:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class _Wire(BaseModel):

@@ -8,10 +8,17 @@ token formats (Hugging Face ``hf_…``, ``sk-…`` keys, JWTs). Redacted values 
 
 Redaction is idempotent and errs on the side of hiding: a false positive costs a readable value,
 a false negative leaks a credential into evidence that may be published.
+
+Local filesystem paths are not secret, but a published report must not show them either: they
+name the user, their home and the layout of the machine. :class:`LocalPaths` turns each into
+what a reader can use: a checkpoint directory into the checkpoint's name and sha256
+(``sd3-tiny@sha256:0123456789ab``), any other local path into its last component.
 """
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 MASK = "***"
 
@@ -148,3 +155,73 @@ def redact_env(env: Mapping[str, str]) -> dict[str, str]:
     return {
         name: MASK if is_secret_name(name) else scrub_text(value) for name, value in env.items()
     }
+
+
+# Directories that begin local filesystem paths (never an HTTP route: vLLM's are /v1/..., /health,
+# /metrics, /version...). A path under none of them or of the caller's roots is left as it is:
+# an API path shown as its last component would read as something else, so the fixed list
+# names the usual places of homes, caches, scratch space, mounts and installs instead.
+LOCAL_ROOTS = frozenset({
+    "home", "root", "Users", "tmp", "var", "private", "opt", "mnt", "media", "srv", "data",
+    "scratch", "workspace", "work", "nfs", "lustre", "gpfs", "fsx", "efs", "shared", "storage",
+    "models", "checkpoints", "weights", "datasets", "cache", "app", "usr", "etc", "dev", "run",
+    "proc", "sys", "snap", "nix", "Volumes", "export", "net", "projects", "workdir", "content",
+})  # fmt: skip
+_PATH_STOP = r"""\s/\\'"`<>|()\[\]{},;:&"""
+_LOCAL_PATH = re.compile(
+    # Not the tail of a relative path, a URL, a word or a closing tag; not base64 right after its
+    # data: header.
+    rf"(?<![\w./~+<-])(?<!;base64,)(?P<path>(?:file://)?(?:~(?=/)|/[^{_PATH_STOP}]+)"
+    rf"(?:/[^{_PATH_STOP}]*)*)"
+)
+
+
+def checkpoint_label(path: str, sha256: str) -> str:
+    """How a report names a local checkpoint: its directory's name and its sha256's first 12."""
+    return f"{PurePosixPath(path.rstrip('/')).name}@sha256:{sha256[:12]}"
+
+
+@dataclass(frozen=True, slots=True)
+class LocalPaths:
+    """What a published text may show of the local paths in it (see the module docstring)."""
+
+    roots: tuple[str, ...] = ()
+    """Absolute directories beyond :data:`LOCAL_ROOTS` whose paths are local (the user's home,
+    the temp directory, the checkout): anything under them is never shown."""
+    checkpoints: tuple[tuple[str, str], ...] = ()
+    """(checkpoint directory, its label): the directory and paths inside it show the label."""
+
+    @classmethod
+    def of(cls, roots: Iterable[str], checkpoints: Iterable[tuple[str, str]]) -> "LocalPaths":
+        """Only absolute roots other than ``/`` count; longest checkpoint directories first, so a
+        nested one wins over its parent."""
+        kept = {r.rstrip("/") for r in roots if r.startswith("/") and r.rstrip("/")}
+        ordered = sorted({(p.rstrip("/"), label) for p, label in checkpoints if p.rstrip("/")},
+                         key=lambda item: (-len(item[0]), item))  # fmt: skip
+        return cls(tuple(sorted(kept)), tuple(ordered))
+
+    def is_local(self, path: str) -> bool:
+        """Whether ``path`` (absolute or ``~/``) names a place on a local filesystem."""
+        if path.startswith(("~", "file://")):
+            return True
+        if not path.startswith("/"):
+            return False
+        if path.split("/", 2)[1] in LOCAL_ROOTS:
+            return True
+        return any(path == root or path.startswith(root + "/") for root in self.roots)
+
+    def shown(self, path: str) -> str:
+        """``path`` as a report shows it (unchanged when it is not local)."""
+        bare = path.removeprefix("file://")
+        if bare == path and not self.is_local(bare):  # a file: URI is local wherever it points
+            return path
+        for directory, label in self.checkpoints:
+            if bare == directory or bare.startswith(directory + "/"):
+                return label + bare[len(directory) :].rstrip("/")
+        return PurePosixPath(bare).name or bare.strip("/") or "~"
+
+    def redact(self, text: str) -> str:
+        """``text`` with every local path in it shown as :meth:`shown` says."""
+        if "/" not in text:
+            return text
+        return _LOCAL_PATH.sub(lambda m: self.shown(m["path"]), text)

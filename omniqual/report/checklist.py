@@ -219,3 +219,21 @@ def ci_tracks_table(
     headers = ("Track", "CI levels", "Gates", "Latest verdicts passed", "Not passed",
                "Required, never run")  # fmt: skip
     return Table("CI tracks of the gates in this report", headers, tuple(rows))
+
+
+def gate_status(
+    results: tuple[GateResult, ...], matrix: CompiledMatrix
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(gates closed, gates open): closed when the latest result on every row it ran on passed;
+    open when required by the matrix or run here and not closed."""
+    latest = {(r.gate_id, r.row): r for r in latest_results(results)}
+    gates = {gate for row in matrix.rows for gate in row.required_gates} | {
+        gate for gate, _ in latest
+    }
+    closed = {
+        gate
+        for gate in gates
+        if any(g == gate for g, _ in latest)
+        and all(r.outcome is GateOutcome.PASSED for (g, _), r in latest.items() if g == gate)
+    }
+    return tuple(sorted(closed)), tuple(sorted(gates - closed))

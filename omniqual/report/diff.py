@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from omniqual.domain.matrix import CompiledMatrix, CompiledRow
+from omniqual.report.redact import without_local_paths
 from omniqual.report.templates import check_format, dump_json, render_template
 from omniqual.report.views import row_reasons
 
@@ -101,5 +102,5 @@ def render_diff(diff: MatrixDiff, fmt: DiffFormat, templates_dir: Path | None = 
     """A matrix diff as Markdown, or as JSON (the diff itself)."""
     check_format(fmt, ("md", "json"))
     if fmt == "json":
-        return dump_json(dataclasses.asdict(diff))
+        return without_local_paths(dump_json(dataclasses.asdict(diff)))
     return render_template("diff.md.j2", templates_dir, diff=diff)

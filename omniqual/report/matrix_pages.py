@@ -15,6 +15,7 @@ from omniqual.domain.matrix import CompiledMatrix, CompiledRow
 from omniqual.domain.outcomes import CellState
 from omniqual.report.coverage_map import coverage_map
 from omniqual.report.findings import matrix_findings
+from omniqual.report.redact import without_local_paths
 from omniqual.report.templates import DEFAULT_TEMPLATES_DIR, _environment, render_template
 from omniqual.report.views import (
     GROUP_AXES,
@@ -148,5 +149,6 @@ def render_matrix_pages(
                "previous": paths[n - 1].name if n else "",
                "next": paths[n + 1].name if n + 1 < len(paths) else ""}  # fmt: skip
         view = matrix_view(matrix.model_copy(update={"rows": tuple(map(_one_down, rows))}))
-        out[path] = group.render(view=view, page=entry, nav=nav).rstrip("\n") + "\n"
+        page = group.render(view=view, page=entry, nav=nav).rstrip("\n") + "\n"
+        out[path] = without_local_paths(page)
     return out

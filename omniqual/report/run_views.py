@@ -39,7 +39,7 @@ from omniqual.report.checklist import (
     GateDirectory,
     ci_tracks_table,
     fill_note,
-    latest_results,
+    gate_status,
     section_results,
     verdict_reasons,
     verdict_table,
@@ -64,7 +64,12 @@ from omniqual.report.links import EvidenceLinks
 from omniqual.report.parity_views import parity_blocks
 from omniqual.report.recipe_block import recipe_blocks
 from omniqual.report.recommendation_view import RecommendationView, recommendation_view
-from omniqual.report.redact import safe_command, safe_text
+from omniqual.report.redact import (
+    report_paths,
+    safe_command,
+    safe_text,
+    view_without_local_paths,
+)
 from omniqual.report.soak_views import soak_blocks, soak_tables
 from omniqual.report.stability_views import stability_section
 from omniqual.report.stage_views import STAGE_FILL, stage_blocks
@@ -151,22 +156,6 @@ class RunReportView:
     """Drawn after the support claims, before the verdicts; None leaves the section out."""
     findings_left_out: int = 0
     """Findings cut to fit a PR comment (they follow the listed ones in the full report)."""
-
-
-def _gate_status(
-    results: tuple[GateResult, ...], matrix: CompiledMatrix
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    latest = {(r.gate_id, r.row): r for r in latest_results(results)}
-    gates = {gate for row in matrix.rows for gate in row.required_gates} | {
-        gate for gate, _ in latest
-    }
-    closed = {
-        gate
-        for gate in gates
-        if any(g == gate for g, _ in latest)
-        and all(r.outcome is GateOutcome.PASSED for (g, _), r in latest.items() if g == gate)
-    }
-    return tuple(sorted(closed)), tuple(sorted(gates - closed))
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,7 +338,7 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
     fill["any"] = f"{NO_EVIDENCE}: run any gate of this matrix on these rows (`omniqual run`)"
     ctx = _Context(results, labels, evidence.links(), fill)
     counts = Counter(r.outcome for r in results)
-    closed, open_ = _gate_status(results, evidence.matrix)
+    closed, open_ = gate_status(results, evidence.matrix)
     sections = [
         _contract(ctx),
         Section(2, "Scoped feature compatibility matrix (four states only)", includes_matrix=True),
@@ -379,7 +368,7 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
                                 other))  # fmt: skip
     if evidence.stability is not None:
         sections.append(stability_section(evidence.stability, labels, 12))
-    return RunReportView(
+    view = RunReportView(
         title=evidence.title,
         scope=evidence.scope,
         runs=tuple(run.run_id for run in evidence.runs),
@@ -398,3 +387,5 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
         support_claims=evidence.support_claims,
         recommendation=recommendation_view(evidence.recommendations, labels, results, ctx.links),
     )
+    # Last, over every string of the view: each format drawn from it hides the same local paths.
+    return view_without_local_paths(view, report_paths(r.provenance for r in everything))

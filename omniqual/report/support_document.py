@@ -4,6 +4,7 @@ numbered once across the document."""
 
 from omniqual.domain.feature_tables import FeatureTableMap
 from omniqual.domain.matrix import CompiledMatrix
+from omniqual.report.redact import without_local_paths
 from omniqual.report.support_tables import (
     LEGEND,
     cell_markdown,
@@ -90,4 +91,4 @@ def render_support_tables(
         lines += _pair_table(compiled, mapping, value, notes)
     if not chosen:
         lines += ["", "The matrix has no rows with a hardware value."]
-    return "\n".join(lines) + "\n"
+    return without_local_paths("\n".join(lines) + "\n")

@@ -2,7 +2,9 @@
 
 jinja runs with ``StrictUndefined`` so a missing field fails loudly instead of leaving a blank
 cell; ``.html.j2`` templates are autoescaped; Markdown values pass through the ``md`` filter.
-JSON is dumped with sorted keys so committed outputs diff cleanly.
+Every rendered text passes through ``redact.without_local_paths`` last: whatever a view let
+through, no local path reaches a report. JSON is dumped with sorted keys so committed outputs
+diff cleanly.
 """
 
 import json
@@ -11,6 +13,8 @@ import re
 from pathlib import Path
 
 import jinja2
+
+from omniqual.report.redact import without_local_paths
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +82,7 @@ def render_template(name: str, templates_dir: Path | None, **context: object) ->
     if name.endswith(".md.j2"):
         # Macros leave runs of blank lines; Markdown treats them as one, so keep diffs quiet.
         text = re.sub(r"\n{3,}", "\n\n", text)
-    return text.rstrip("\n") + "\n"
+    return without_local_paths(text.rstrip("\n") + "\n")
 
 
 def dump_json(data: object) -> str:

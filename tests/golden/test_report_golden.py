@@ -79,6 +79,18 @@ def render_run_report_view_findings() -> tuple[object, ...]:
     return run_report_view(fx.big_run_evidence()).findings
 
 
+# An absolute path of two or more components outside a URL or closing tag; vLLM's routes
+# (``/v1/...``) are the only ones a report names.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~/:<-])(?:file://)?/[\w.@+%-]+(?:/[\w.@+%-]*)+")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_no_render_shows_a_path_of_the_machine_that_made_it(name: str) -> None:
+    text = CASES[name]()
+    assert [p for p in _ABSOLUTE_PATH.findall(text) if not p.startswith("/v1/")] == []
+    assert "~/" not in text
+
+
 def test_golden_matrix_json_round_trips() -> None:
     text = (GOLDEN / "matrix.json").read_text(encoding="utf-8")
     assert CompiledMatrix.model_validate_json(text) == fx.matrix()
