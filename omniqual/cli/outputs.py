@@ -53,8 +53,8 @@ def recommendations(project: ProjectMatrix, compiled: CompiledMatrix,
                     results: Iterable[GateResult]) -> tuple[Recommendation, ...]:  # fmt: skip
     """What ``omniqual recommend`` would say for each objective (latency first), over the
     compiled matrix's rows and these results: the report's "Recommended deployment"."""
-    return recommend_matrix(project.matrix, ((r, "") for r in results),
-                            keys=(row.key for row in compiled.rows))  # fmt: skip
+    return recommend_matrix(project.matrix, project.current_gates(),
+                            ((r, "") for r in results), compiled=compiled)  # fmt: skip
 
 
 def support_claims(

@@ -1,11 +1,14 @@
 """What ``omniqual recommend`` selects (``omniqual.compile.recommend``), as plain records: the
-objective, the winning row with the figure and the evidence that made it eligible, the most
-memory-constrained passing row, and every row that is not eligible with why. The report draws
-them (``omniqual.report.recommendation_view``); the selection itself lives in ``compile``.
+objective, the winning row with its compiled state (and limitation, when `limited`), the figure
+and the evidence that made it eligible, the most memory-constrained eligible row, and every row
+that is not eligible with why. The report draws them (``omniqual.report.recommendation_view``);
+the selection itself lives in ``compile``.
 """
 
 from dataclasses import dataclass
 from enum import StrEnum
+
+from omniqual.domain.outcomes import CellState
 
 
 class Objective(StrEnum):
@@ -30,7 +33,12 @@ class Candidate:
     recipe: str | None
     figure: Figure
     evidence: tuple[str, ...]
-    """result ids (or links) of the passing gates that made it eligible."""
+    """result ids (or links) of the results its compiled state rests on (one deployment), and
+    of the figure's result when that is another result of the same deployment."""
+    state: CellState
+    """`validated` or `limited`: no other state is ever recommended."""
+    limitation: str | None = None
+    """What bounds a `limited` row; said wherever the row is recommended."""
 
 
 @dataclass(frozen=True, slots=True)

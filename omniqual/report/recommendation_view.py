@@ -3,14 +3,16 @@
 findings and support claims and before the per-gate verdicts.
 
 The first recommendation given is the headline (latency by default): its best row with the figure
-and links to the results that made it eligible, the most memory-constrained passing row, and every
-row that is not eligible with why, one line each. The other objectives' winners follow in one
-line each. Nothing eligible is said in one line with the count of rows considered.
+and links to the results that made it eligible, the most memory-constrained eligible row, and
+every row that is not eligible with why, one line each. The other objectives' winners follow in
+one line each. A `limited` row is never shown without its limitation. Nothing eligible is said in
+one line with the count of rows considered.
 """
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from omniqual.domain.outcomes import CellState
 from omniqual.domain.recommendation import Candidate, Recommendation
 from omniqual.domain.result import GateResult
 from omniqual.report.evidence_blocks import RowLabels, row_label
@@ -36,6 +38,8 @@ class RecommendedRow:
     figure: str
     """e.g. ``latency 0.138 s (perf:latency_mean)``."""
     evidence: tuple[EvidenceLink, ...]
+    limitation: str | None = None
+    """Set for a `limited` row: what bounds it, shown beside the recommendation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,18 @@ def _figure(candidate: Candidate, what: str) -> str:
     return f"{what} {f.value:.4g} {f.unit} ({safe_text(f.source)})"
 
 
+def _limitation(candidate: Candidate) -> str | None:
+    if candidate.state is not CellState.LIMITED:
+        return None
+    return safe_text(candidate.limitation or "limitation not recorded")
+
+
+def _other(candidate: Candidate, what: str, labels: RowLabels) -> str:
+    limited = _limitation(candidate)
+    bound = f" (limited: {limited})" if limited is not None else ""
+    return f"{_label(labels, candidate.row)}: {_figure(candidate, what)}{bound}"
+
+
 def _row(candidate: Candidate, what: str, labels: RowLabels,
          results: Mapping[str, GateResult], links: EvidenceLinks) -> RecommendedRow:  # fmt: skip
     evidence = []
@@ -81,7 +97,8 @@ def _row(candidate: Candidate, what: str, labels: RowLabels,
             href = links.result(found.run_id, found.result_id)
             evidence.append(EvidenceLink(f"{found.gate_id} {found.outcome.value}", href))
     return RecommendedRow(_label(labels, candidate.row), safe_text(candidate.recipe or "(none)"),
-                          _figure(candidate, what), tuple(evidence))  # fmt: skip
+                          _figure(candidate, what), tuple(evidence),
+                          _limitation(candidate))  # fmt: skip
 
 
 def recommendation_view(recommendations: Sequence[Recommendation], labels: RowLabels,
@@ -95,7 +112,7 @@ def recommendation_view(recommendations: Sequence[Recommendation], labels: RowLa
     goal = head.objective.value
     others = tuple(
         OtherObjective(r.objective.value,
-                       f"{_label(labels, r.best.row)}: {_figure(r.best, r.objective.value)}"
+                       _other(r.best, r.objective.value, labels)
                        if r.best is not None
                        else f"none eligible of {len(r.ranked) + len(r.not_eligible)} rows")
         for r in rest

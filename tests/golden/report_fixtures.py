@@ -173,8 +173,9 @@ def run_evidence() -> RunEvidence:
         gate_tracks={"api-contract": "function", "gpu-probe": "performance"},
         full_report="report.html",
         # The real selection over the compiled rows and the recorded results.
-        recommendations=recommend_matrix(loaded_matrix(), ((r, "") for r in results()),
-                                         keys=(row.key for row in matrix().rows)),
+        recommendations=recommend_matrix(
+            loaded_matrix(), GATES, ((r, "") for r in results()), compiled=matrix()
+        ),
     )
 
 
