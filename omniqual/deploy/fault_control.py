@@ -52,9 +52,11 @@ class FaultChannel:
         return injector_env(self.control, self.record)
 
     def arm(self, case_id: str, stage: FaultStage, mode: FaultMode, *, step: int | None = None,
-            hang_s: float = 0.0, times: int = 1) -> FaultArm:  # fmt: skip
+            hang_s: float = 0.0, times: int = 1,
+            request_seed: int | None = None) -> FaultArm:  # fmt: skip
         arm = FaultArm(arm_id=f"{case_id}-{uuid.uuid4().hex[:8]}", case_id=case_id, stage=stage,
-                       mode=mode, step=step, hang_s=hang_s, times=times)  # fmt: skip
+                       mode=mode, step=step, hang_s=hang_s, times=times,
+                       request_seed=request_seed)  # fmt: skip
         self.write_arm(arm)
         return arm
 

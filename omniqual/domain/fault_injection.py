@@ -52,6 +52,11 @@ class FaultArm(BaseModel):
     step: int | None = Field(default=None, ge=0, description="Denoise only: the step index.")
     hang_s: float = Field(default=0.0, ge=0)
     times: int = Field(default=1, ge=1, description="Firings allowed for this arm id.")
+    request_seed: int | None = Field(
+        default=None,
+        description="Only the request sent with this seed fires it, wherever a hook knows the "
+        "requests its call serves (a step of a request batch or of step execution).",
+    )
 
 
 class FaultEvent(StrEnum):
@@ -76,3 +81,8 @@ class FaultRecord(BaseModel):
     step: int | None = None
     where: str = ""
     """The hooked function (module:qualname) the event happened in."""
+    request_id: str = ""
+    """The server's id of the request the fault fired in ("" where the hook knows none)."""
+    pid_ns: str = ""
+    """The writer's pid namespace (``/proc/self/ns/pid``); "" where unreadable. A pid means
+    this process only to a reader in the same namespace."""

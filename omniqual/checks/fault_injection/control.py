@@ -49,10 +49,13 @@ class FaultControl(Protocol):
 
 
 def new_arm(case_id: str, stage: FaultStage, mode: FaultMode, *, step: int | None = None,
-            hang_s: float = 0.0, times: int = 1) -> FaultArm:  # fmt: skip
-    """One arming, with an arm id of its own (the injector counts firings per id)."""
+            hang_s: float = 0.0, times: int = 1,
+            request_seed: int | None = None) -> FaultArm:  # fmt: skip
+    """One arming, with an arm id of its own (the injector counts firings per id), aimed at the
+    request sent with ``request_seed`` where the injector can tell requests apart."""
     return FaultArm(arm_id=f"{case_id}-{uuid.uuid4().hex[:8]}", case_id=case_id, stage=stage,
-                    mode=mode, step=step, hang_s=hang_s, times=times)  # fmt: skip
+                    mode=mode, step=step, hang_s=hang_s, times=times,
+                    request_seed=request_seed)  # fmt: skip
 
 
 async def of_arm(control: FaultControl, arm_id: str) -> list[FaultRecord]:

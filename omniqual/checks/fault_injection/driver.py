@@ -1,21 +1,27 @@
 """Drives one fault-injection case against one served instance: arm, send the faulted request
 and its peers, (kill the worker / cancel), collect what each client saw and what the injector
-recorded, then watch what the server does afterwards (``judge`` decides what it means)."""
+recorded, then watch what the server does afterwards (``judge`` decides what it means).
+
+The faulted request is the one the arm targets (its seed, chosen before the arming). Its peers
+are sent with one more denoise step where the shape names its steps: a request-batch row runs a
+batch as one ``forward``, so a fault inside it fails every request it holds, and a peer sharing
+the faulted request's batch would show that, not whether a request-level fault stays in its
+request. Steps are part of the request-batch key and not of the step-execution one, so on a step
+row the peers still share the faulted request's denoise steps (each request's scheduler step on
+its own, where the fault fires)."""
 
 import asyncio
 import hashlib
-import os
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import psutil
-
 from omniqual.checks.fault_injection.cases import FaultCase
-from omniqual.checks.fault_injection.control import FaultControl, of_arm
+from omniqual.checks.fault_injection.control import FaultControl, FileControl, of_arm
 from omniqual.checks.fault_injection.judge import After, Seen
+from omniqual.checks.fault_injection.kill import Kill, kill_held
 from omniqual.checks.fault_injection.params import FaultInjectionParams
+from omniqual.checks.fault_injection.processes import described, running
 from omniqual.checks.load_binding import WireCall, usable_output
 from omniqual.client import NO_JSON, ClientError, OmniClient, RawResponse, TargetTimeout
 from omniqual.domain.fault_injection import FaultArm, FaultEvent, FaultMode, FaultRecord
@@ -30,6 +36,7 @@ class Served:
     pid: int | None
     make_client: Callable[[], OmniClient]
     channel: FaultControl
+    loaded: str = ""  # how the injector's loading in this instance was told (for the result)
 
 
 def output_digest(kind: EndpointKind, raw: RawResponse) -> str | None:
@@ -50,23 +57,6 @@ def output_digest(kind: EndpointKind, raw: RawResponse) -> str | None:
     return digest.hexdigest()
 
 
-def tree_pids(pid: int | None) -> set[int]:
-    if pid is None:
-        return set()
-    try:
-        root = psutil.Process(pid)
-        return {pid, *(c.pid for c in root.children(recursive=True))}
-    except psutil.Error:
-        return set()
-
-
-def _running(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
 def seen_of(kind: EndpointKind, raw: RawResponse, elapsed_s: float) -> Seen:
     return Seen("answer", elapsed_s, raw.status, enveloped=raw.error is not None and not raw.ok,
                 usable=usable_output(kind, raw))  # fmt: skip
@@ -74,10 +64,10 @@ def seen_of(kind: EndpointKind, raw: RawResponse, elapsed_s: float) -> Seen:
 
 class CaseDriver:
     def __init__(self, served: Served, client: OmniClient, side: OmniClient,
-                 params: FaultInjectionParams, kind: EndpointKind,
-                 call: Callable[[int], WireCall]) -> None:  # fmt: skip
+                 params: FaultInjectionParams, kind: EndpointKind, call: Callable[[int], WireCall],
+                 peer_call: Callable[[int], WireCall] | None = None) -> None:  # fmt: skip
         self.served, self.client, self.side, self.params = served, client, side, params
-        self.kind, self.call = kind, call
+        self.kind, self.call, self.peer_call = kind, call, peer_call or call
         self._seed = 9000
 
     async def send(self, call: WireCall, timeout_s: float) -> Seen:
@@ -104,29 +94,36 @@ class CaseDriver:
             return None, type(exc).__name__
         return output_digest(self.kind, raw), f"HTTP {raw.status}"
 
-    def fresh(self) -> WireCall:
+    def next_seed(self) -> int:
+        """A seed no request of this driver was sent with (the faulted request's is chosen
+        before its arming, which targets it)."""
         self._seed += 1
-        return self.call(self._seed)
+        return self._seed
+
+    def faulted(self, arm: FaultArm) -> WireCall:
+        return self.call(self.next_seed() if arm.request_seed is None else arm.request_seed)
+
+    def fresh_peer(self) -> WireCall:
+        return self.peer_call(self.next_seed())
 
     async def inject(self, case: FaultCase, arm: FaultArm, solo_s: float,
-                     ) -> tuple[Seen, list[Seen], list[str]]:  # fmt: skip
-        """Send the faulted request and its peers into the armed fault."""
+                     ) -> tuple[Seen, list[Seen], Kill | None]:  # fmt: skip
+        """Send the faulted request and its peers into the armed fault; the SIGKILL the case
+        needed (None: none, or the fault never fired to hold a worker)."""
         p = self.params
-        actions: list[str] = []
         timeout = p.hang_client_timeout_s if case.mode is FaultMode.HANG and not case.sigkill \
             else p.request_timeout_s  # fmt: skip
         faulted: asyncio.Task[Seen]
         if case.cancel:
-            faulted = asyncio.create_task(self._cut(self.fresh(), solo_s + p.late_s / 2))
+            faulted = asyncio.create_task(self._cut(self.faulted(arm), solo_s + p.late_s / 2))
         else:
-            faulted = asyncio.create_task(self.send(self.fresh(), timeout))
+            faulted = asyncio.create_task(self.send(self.faulted(arm), timeout))
         await asyncio.sleep(p.peer_delay_s)
-        peers = [asyncio.create_task(self.send(self.fresh(), p.request_timeout_s))
+        peers = [asyncio.create_task(self.send(self.fresh_peer(), p.request_timeout_s))
                  for _ in range(p.peers)]  # fmt: skip
-        if case.sigkill:
-            actions += await self.kill_held(arm)
+        kill = await self.kill_held(arm) if case.sigkill else None
         seen = await faulted
-        return seen, list(await asyncio.gather(*peers)), actions
+        return seen, list(await asyncio.gather(*peers)), kill
 
     async def _cut(self, call: WireCall, after_s: float) -> Seen:
         started = time.monotonic()
@@ -141,18 +138,15 @@ class CaseDriver:
             return Seen("answer", out.elapsed_s, out.status)
         return Seen("cut", out.elapsed_s, detail=f"client disconnected at {after_s:.2f} s")
 
-    async def kill_held(self, arm: FaultArm) -> list[str]:
-        """SIGKILL the worker the fault holds (its pid is the injector's record)."""
+    async def kill_held(self, arm: FaultArm) -> Kill | None:
+        """SIGKILL the worker the fault holds (its pid is the injector's record), if it is ours
+        to signal; None when the fault never fired (nothing is held)."""
         fired = await self.wait_fired(arm, self.params.error_deadline_s)
         if fired is None:
-            return []
-        if not self.served.channel.local:
-            return [f"SIGKILL not sent: pid {fired.pid} runs on another host"]
-        try:
-            os.kill(fired.pid, signal.SIGKILL)
-        except OSError as exc:
-            return [f"SIGKILL of pid {fired.pid} failed: {exc.strerror}"]
-        return [f"SIGKILL sent to pid {fired.pid} (held in {fired.where})"]
+            return None
+        channel = self.served.channel
+        record = channel.channel.record if isinstance(channel, FileControl) else None
+        return kill_held(fired, local=channel.local, tree_root=self.served.pid, record=record)
 
     async def fired(self, arm: FaultArm) -> FaultRecord | None:
         for record in await of_arm(self.served.channel, arm.arm_id):
@@ -177,7 +171,7 @@ class CaseDriver:
         deadline = started + extra_wait_s + max(p.recover_deadline_s, p.exit_deadline_s)
         health = nxt = ""
         while True:
-            root_gone = self.served.pid is not None and not _running(self.served.pid)
+            root_gone = self.served.pid is not None and not running(self.served.pid)
             if root_gone:
                 return await self._exited(before, started, health, nxt)
             try:
@@ -200,9 +194,10 @@ class CaseDriver:
     async def _exited(self, before: set[int], started: float, health: str, nxt: str) -> After:
         """The root is gone: wait up to the exit deadline for the rest of the tree."""
         deadline = started + self.params.exit_deadline_s
-        left = {pid for pid in before if _running(pid)}
+        left = {pid for pid in before if running(pid)}
         while left and time.monotonic() < deadline:
             await asyncio.sleep(0.25)
-            left = {pid for pid in left if _running(pid)}
-        return After(False, None, None, True, tuple(sorted(left)), health=health,
-                     next_request=nxt)  # fmt: skip
+            left = {pid for pid in left if running(pid)}
+        orphans = tuple(sorted(left))
+        return After(False, None, None, True, orphans, health=health, next_request=nxt,
+                     orphans_named=tuple(described(pid) for pid in orphans))  # fmt: skip

@@ -3,16 +3,18 @@ at a time, each judged on the faulted request, its peers, what the server did af
 the row's restart policy, and the resources it kept.
 
 The server carries the in-server injector (``serving``): a launched target is launched again
-with it, and launched once more after a case that ended it. Before any fault a known-good
+with it, and launched once more after a case that ended it. Before any fault the injector is
+disarmed (a fault an earlier run left armed must not land in the calibration) and a known-good
 request (fixed seed) is answered twice: its output bytes (on a videos-async row, a known-good
 job's content) are what every recovery must give again. Each case's evidence is a
 ``CaseResult``, a per-case summary in ``effective["fault_injection"]`` and the injector's own
 record lines (stored as an artifact). A videos-async row runs its cases as jobs (``jobs``).
 The injector is armed and read through ``control`` (an agent's, with ``--agent``), and the
-resource readings come from :func:`observed` (the agent, or the local process tree).
+resource readings come from :func:`observed` (the agent, or the local process tree), judged
+against the instance's baseline before its first case (``resources``). A SIGKILL the harness
+could not deliver (``kill``) makes its case invalid, never judged as a kill.
 """
 
-import asyncio
 import json
 import shutil
 import tempfile
@@ -31,7 +33,7 @@ from omniqual.checks.fault_injection.control import (
     new_arm,
     of_arm,
 )
-from omniqual.checks.fault_injection.driver import CaseDriver, Served, tree_pids
+from omniqual.checks.fault_injection.driver import CaseDriver, Served
 from omniqual.checks.fault_injection.jobs import JobCaseDriver, JobSeen
 from omniqual.checks.fault_injection.judge import (
     Verdict,
@@ -44,12 +46,15 @@ from omniqual.checks.fault_injection.judge_jobs import (
     judge_listing,
     judge_peer_jobs,
 )
+from omniqual.checks.fault_injection.kill import ON_ANOTHER_HOST
 from omniqual.checks.fault_injection.params import FaultInjectionParams
+from omniqual.checks.fault_injection.processes import tree_pids
+from omniqual.checks.fault_injection.resources import Baseline, Growth, judge_kept
 from omniqual.checks.fault_injection.serving import given, given_url, instrumented
 from omniqual.checks.load_binding import WireCall, endpoint_for, wire_call
 from omniqual.checks.observed import observed
 from omniqual.checks.soak.phases import solo_request
-from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch
+from omniqual.checks.soak.watch import ResourceWatch
 from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.fault_injection import FaultEvent, FaultMode, FaultRecord
 from omniqual.domain.outcomes import GateOutcome
@@ -101,6 +106,14 @@ class _Run:
     def call(self, seed: int) -> WireCall:
         return wire_call(solo_request(self.params.shape, self.endpoint, 0, seed))
 
+    def peer_call(self, seed: int) -> WireCall:
+        """A peer: one more denoise step than the faulted request, so a request-batch row never
+        runs it in the faulted request's batch (see ``driver``)."""
+        shape = self.params.shape
+        if shape.steps is not None:
+            shape = shape.model_copy(update={"steps": shape.steps + 1})
+        return wire_call(solo_request(shape, self.endpoint, 0, seed))
+
     def serve(self, channel: FaultControl) -> AbstractAsyncContextManager[Served | str]:
         self.launches += 1
         if self.url is not None or not isinstance(channel, FileControl):
@@ -150,17 +163,20 @@ class _Run:
         p = self.params
         async with served.make_client() as client, served.make_client() as side:
             kind = JobCaseDriver if self.endpoint is EndpointKind.VIDEO_ASYNC else CaseDriver
-            driver = kind(served, client, side, p, self.endpoint, self.call)
+            driver = kind(served, client, side, p, self.endpoint, self.call, self.peer_call)
             if self.baseline is None and not await self._calibrate(driver):
                 pending.clear()
                 return False
+            if served.loaded:
+                self.readings["injector"] = served.loaded
             target = TargetInfo(
                 url=served.url, pid=served.pid, agent=self.ctx.target.agent,
                 temp_dirs=() if self.url else (self.temp / f"tmp{self.launches}",))  # fmt: skip
             async with (observed(target, p.watch_dirs) as seen,
                         ResourceWatch(side, tree=seen.tree, watch_dirs=seen.watch_dirs,
                                       interval_s=0.5) as watch):  # fmt: skip
-                self.readings = {"source": seen.source, **seen.details}
+                self.readings.update({"source": seen.source, **seen.details})
+                base = Baseline(await watch.snapshot(), pending[0].id if pending else "")
                 while pending:
                     budget = self.ctx.gate.budget_s
                     if budget is not None and time.monotonic() - self.started > budget:
@@ -170,12 +186,16 @@ class _Run:
                         return False
                     case = pending.pop(0)
                     self.ctx.progress(f"fault-injection: {case.id}", None)
-                    exited = await self._case(driver, case, served, watch)
+                    exited = await self._case(driver, case, served, watch, base)
                     if exited:
                         return True
         return False
 
     async def _calibrate(self, driver: CaseDriver) -> bool:
+        # A fault left armed (a run stopped between an arming and its disarming, or another
+        # user's) would land in the known-good request and read as a server that fails before
+        # any fault.
+        await driver.served.channel.disarm()
         first, what = await driver.known_good(KNOWN_GOOD_SEED)
         started = time.monotonic()
         second, what2 = await driver.known_good(KNOWN_GOOD_SEED)
@@ -192,20 +212,23 @@ class _Run:
         return True
 
     async def _case(self, driver: CaseDriver, case: FaultCase, served: Served,
-                    watch: ResourceWatch) -> bool:  # fmt: skip
+                    watch: ResourceWatch, base: Baseline) -> bool:  # fmt: skip
         p, steps = self.params, self.params.shape.steps or 1
+        if case.sigkill and not served.channel.local:
+            self._not_run(case, steps, f"SIGKILL cannot be delivered: {ON_ANOTHER_HOST}")
+            return False
         before_tree = tree_pids(served.pid)
-        before = await watch.snapshot()
         hang = p.kill_hold_s if case.sigkill else p.hang_s if case.mode is FaultMode.HANG else (
             p.late_s if case.mode is FaultMode.LATE else 0.0)  # fmt: skip
-        arm = new_arm(case.id, case.stage, case.mode, step=case.step_index(steps), hang_s=hang)
+        arm = new_arm(case.id, case.stage, case.mode, step=case.step_index(steps), hang_s=hang,
+                      request_seed=driver.next_seed())  # fmt: skip
         await served.channel.arm(arm)
         jobs: list[JobSeen] = []
         if isinstance(driver, JobCaseDriver):
-            job, peer_jobs, actions = await driver.inject_jobs(case, arm)
+            job, peer_jobs, kill = await driver.inject_jobs(case, arm)
             jobs = [job, *peer_jobs]
         else:
-            seen, peers, actions = await driver.inject(case, arm, self.solo_s)
+            seen, peers, kill = await driver.inject(case, arm, self.solo_s)
         await served.channel.disarm()
         wait = p.hang_s if case.mode is FaultMode.HANG and not case.sigkill else (
             p.late_s if case.cancel else 0.0)  # fmt: skip
@@ -213,68 +236,68 @@ class _Run:
         records = await of_arm(served.channel, arm.arm_id)
         fired = [r for r in records if r.event is FaultEvent.FIRED]
         v = Verdict()
+        undelivered = kill is not None and not kill.sent
+        if kill is not None and not kill.sent:
+            v.invalid.append(kill.line)
+        # Where the kill was not delivered the worker was only held: its request completes when
+        # the hold ends, its peers wait it out. Nothing after it says what a killed worker does,
+        # so it is judged into a verdict that is dropped.
+        judged = Verdict() if undelivered else v
         if isinstance(driver, JobCaseDriver):
-            judge_faulted_job(case, job, bool(fired), p.error_deadline_s, v)
-            peer_line = judge_peer_jobs(case, peer_jobs, v)
+            judge_faulted_job(case, job, bool(fired), p.error_deadline_s, judged)
+            peer_line = judge_peer_jobs(case, peer_jobs, judged)
             if not after.exited:
-                peer_line += "; " + judge_listing(await driver.unfinished(jobs), v)
+                peer_line += "; " + judge_listing(await driver.unfinished(jobs), judged)
                 await driver.forget(jobs)
             client, expected = job.text(), "job `failed` with a stated error"
         else:
-            judge_faulted(case, seen, bool(fired), p.error_deadline_s, v)
-            peer_line = judge_peers(case, peers, v)
+            judge_faulted(case, seen, bool(fired), p.error_deadline_s, judged)
+            peer_line = judge_peers(case, peers, judged)
             client, expected = seen.text(), "5xx with error envelope"
         policy = self.ctx.restart_policy
-        judge_after(policy, after, p.recover_deadline_s, p.exit_deadline_s, v)
-        leak: dict[str, float | int | None] = {}
-        if after.recovered:
-            leak = await self._leak(watch, before, v)
+        judge_after(policy, after, p.recover_deadline_s, p.exit_deadline_s, judged)
+        leak: Growth = {}
+        if after.recovered and not undelivered:
+            leak = await judge_kept(watch, base, p, v)
         outcome = GateOutcome.FAILED if v.failures else (
             GateOutcome.INVALID if v.invalid else GateOutcome.PASSED)  # fmt: skip
-        where = fired[0].where if fired else ""
         health = ("recovered in " + f"{after.recovered_in_s:.1f} s" if after.recovered
                   else "exited" if after.exited else "neither") + f" ({after.health})"  # fmt: skip
+        actions = [] if kill is None else [kill.line]
         self.failures += [f"{case.id}: {f}" for f in v.failures]
         self.invalid += [f"{case.id}: {i}" for i in v.invalid]
-        note = "; ".join([*v.failures, *v.invalid, peer_line, *actions, *v.notes])
+        note = "; ".join(dict.fromkeys([*v.failures, *v.invalid, peer_line, *actions, *v.notes]))
         self.results.append(CaseResult(
             id=case.id, endpoint=self.endpoint.value, sent=case.describe(steps),
             expected_status=f"{expected}; {policy.value}",
             observed_status=f"{client}; {health}", outcome=outcome, note=note[:600]))
         self.summary[case.id] = {
             "injected": case.describe(steps), "stage": case.stage.value, "mode": case.mode.value,
-            "step": arm.step, "where": where, "fired_pids": sorted({r.pid for r in fired}),
+            "step": arm.step, "faulted_seed": arm.request_seed,
+            "where": fired[0].where if fired else "",
+            "fired_in": fired[0].request_id if fired else "",
+            "fired_pids": sorted({r.pid for r in fired}),
             "client": client, "peers": peer_line, "actions": actions,
             "policy": policy.value, "health": health, "recovered": after.recovered,
             "recovered_in_s": after.recovered_in_s, "same_output": after.same_output,
             "exited": after.exited, "orphans": list(after.orphans),
-            "restart_required": v.restart_required, "next_request": after.next_request,
-            "leak": leak, "outcome": outcome.value,
+            "restart_required": judged.restart_required, "next_request": after.next_request,
+            "leak": leak, "leak_since": base.first_case, "outcome": outcome.value,
             "records": [r.model_dump(mode="json") for r in records],
         }  # fmt: skip
         if after.recovered_in_s is not None:
             self.recovered_s[case.id] = after.recovered_in_s
         return after.exited
 
-    async def _leak(self, watch: ResourceWatch, before: ResourcePoint,
-                    v: Verdict) -> dict[str, float | int | None]:  # fmt: skip
-        p = self.params
-        deadline = time.monotonic() + p.settle_max_s
-        while True:
-            point = await watch.snapshot()
-            grew = _growth(before, point)
-            within = ((grew["memory_mib"] or 0) <= p.max_memory_growth_mib
-                      and (grew["fds"] or 0) <= p.max_fd_growth
-                      and (grew["temp_files"] or 0) <= p.max_temp_file_growth)  # fmt: skip
-            if within or time.monotonic() >= deadline:
-                break
-            await asyncio.sleep(0.5)
-        if not within:
-            v.failures.append(f"resources did not return to the pre-fault baseline within "
-                              f"{p.settle_max_s:g} s: {_figures(grew)}")  # fmt: skip
-        if grew["memory_mib"] is None:
-            v.invalid.append("no memory figure (PSS/RSS) for the server")
-        return grew
+    def _not_run(self, case: FaultCase, steps: int, why: str) -> None:
+        """A case the harness cannot carry out on this server: invalid, nothing armed."""
+        self.invalid.append(f"{case.id}: {why}")
+        self.results.append(CaseResult(
+            id=case.id, endpoint=self.endpoint.value, sent=case.describe(steps),
+            expected_status="not run", observed_status="not run", outcome=GateOutcome.INVALID,
+            note=why[:600]))  # fmt: skip
+        self.summary[case.id] = {"injected": case.describe(steps), "outcome": "invalid",
+                                 "not_run": why}  # fmt: skip
 
     def _outcome(self, records: list[FaultRecord]) -> CheckOutcome:
         put = self.ctx.artifacts.put_artifact
@@ -300,16 +323,3 @@ class _Run:
                        "readings": self.readings},  # type: ignore[dict-item]
         )  # fmt: skip
 
-
-def _growth(before: ResourcePoint, after: ResourcePoint) -> dict[str, float | int | None]:
-    def grew(a: int | None, b: int | None) -> int | None:
-        return None if a is None or b is None else b - a
-
-    memory = grew(before.memory_bytes, after.memory_bytes)
-    return {"memory_mib": None if memory is None else round(memory / MIB, 2),
-            "fds": grew(before.open_fds, after.open_fds),
-            "temp_files": grew(before.temp_files, after.temp_files)}  # fmt: skip
-
-
-def _figures(grew: dict[str, float | int | None]) -> str:
-    return ", ".join(f"{k} {'+' if (v or 0) >= 0 else ''}{v}" for k, v in grew.items())

@@ -18,6 +18,7 @@ from urllib.parse import quote
 from omniqual.checks.fault_injection.cases import FaultCase
 from omniqual.checks.fault_injection.driver import CaseDriver, seen_of
 from omniqual.checks.fault_injection.judge import Seen
+from omniqual.checks.fault_injection.kill import Kill
 from omniqual.checks.load_binding import WireCall
 from omniqual.client import NO_JSON, ClientError, OmniClient, RawResponse, TargetTimeout
 from omniqual.domain.fault_injection import FaultArm, FaultMode
@@ -159,19 +160,20 @@ class JobCaseDriver(CaseDriver):
         return seen.digest, seen.text()
 
     async def inject_jobs(self, case: FaultCase, arm: FaultArm,
-                          ) -> tuple[JobSeen, list[JobSeen], list[str]]:  # fmt: skip
-        """The faulted job and its peer jobs, into the armed fault."""
+                          ) -> tuple[JobSeen, list[JobSeen], Kill | None]:  # fmt: skip
+        """The faulted job and its peer jobs, into the armed fault (and the SIGKILL the case
+        needed, as ``CaseDriver.inject``)."""
         p = self.params
         hang = case.mode is FaultMode.HANG and not case.sigkill
         faulted = asyncio.create_task(self.run_job(
-            self.fresh(), p.error_deadline_s + (p.late_s if case.cancel else 0.0),
+            self.faulted(arm), p.error_deadline_s + (p.late_s if case.cancel else 0.0),
             cancel_after_s=p.hang_client_timeout_s if hang else None,
             cancel_on=arm if case.cancel else None))  # fmt: skip
         await asyncio.sleep(p.peer_delay_s)
-        peers = [asyncio.create_task(self.run_job(self.fresh(), p.request_timeout_s))
+        peers = [asyncio.create_task(self.run_job(self.fresh_peer(), p.request_timeout_s))
                  for _ in range(p.peers)]  # fmt: skip
-        actions = await self.kill_held(arm) if case.sigkill else []
-        return await faulted, list(await asyncio.gather(*peers)), actions
+        kill = await self.kill_held(arm) if case.sigkill else None
+        return await faulted, list(await asyncio.gather(*peers)), kill
 
     async def unfinished(self, jobs: list[JobSeen]) -> list[str] | str:
         """The case's jobs the listing shows queued/in progress; a reason when it is unreadable."""

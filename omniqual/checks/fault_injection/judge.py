@@ -52,6 +52,7 @@ class After:
     orphans: tuple[int, ...] = ()
     health: str = ""
     next_request: str = ""
+    orphans_named: tuple[str, ...] = ()  # each orphan with its command line, while it lived
 
 
 @dataclass(slots=True)
@@ -121,9 +122,9 @@ def judge_after(policy: RestartPolicy, after: After, recover_s: float, exit_s: f
         return
     if after.exited:
         if after.orphans:
-            left = list(after.orphans)
-            verdict.failures.append(f"the server exited but left {len(left)} process(es) of its "
-                                    f"tree running (pids {left[:5]})")  # fmt: skip
+            named = list(after.orphans_named) or [f"pid {pid}" for pid in after.orphans]
+            verdict.failures.append(f"the server exited but left {len(after.orphans)} process(es) "
+                                    f"of its tree running: {', '.join(named[:5])}")  # fmt: skip
         verdict.restart_required = True
         if policy is RestartPolicy.RECOVERS:
             verdict.failures.append("the server exited after the fault; the row declares "

@@ -2,10 +2,13 @@
 
 At each hook call the armed fault is read from the control file (parsed again only when the
 file's mtime, size or inode changed: the harness replaces it atomically). A fault fires when it
-is armed for the hook's stage (and, in denoise, step) and fewer than ``times`` firings of its arm
-id happened across the whole process tree: each firing claims an ``O_EXCL`` marker file next to
-the record file, so two processes never fire the same one. Every event is one JSON line appended
-to the record file with a single ``write`` (shapes: :mod:`omniqual.domain.fault_injection`).
+is armed for the hook's stage (and, in denoise, step), the call serves the request it targets
+(``request_seed``, where the hook knows its requests: see ``frames``), and fewer than ``times``
+firings of its arm id happened across the whole process tree: each firing claims an ``O_EXCL``
+marker file next to the record file, so two processes never fire the same one. Every event is
+one JSON line appended to the record file with a single ``write`` (shapes:
+:mod:`omniqual.domain.fault_injection`), naming the writer's pid namespace, without which its
+pid means nothing to a reader elsewhere.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from omniqual.deploy.fault_injector.frames import Request
 
 SCHEMA_VERSION = 1
 CONTROL_ENV = "OMNIQUAL_FAULT_CONTROL"
@@ -40,6 +45,7 @@ class Arm:
     step: int | None = None
     hang_s: float = 0.0
     times: int = 1
+    request_seed: int | None = None
 
 
 def parse_arm(text: str) -> Arm | None:
@@ -53,10 +59,32 @@ def parse_arm(text: str) -> Arm | None:
     stage, mode, arm_id = doc.get("stage"), doc.get("mode"), doc.get("arm_id")
     if stage not in STAGES or mode not in MODES or not isinstance(arm_id, str) or not arm_id:
         return None
-    step = doc.get("step")
+    step, seed = doc.get("step"), doc.get("request_seed")
     return Arm(arm_id=arm_id, case_id=str(doc.get("case_id", "")), stage=stage, mode=mode,
                step=step if isinstance(step, int) else None,
-               hang_s=float(doc.get("hang_s") or 0.0), times=max(1, int(doc.get("times") or 1)))
+               hang_s=float(doc.get("hang_s") or 0.0), times=max(1, int(doc.get("times") or 1)),
+               request_seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
+
+
+def pid_namespace() -> str:
+    """This process's pid namespace (``pid:[4026531836]``); "" where /proc cannot tell."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
+def target_in(arm: Arm, stage: str, requests: Sequence[Request] | None) -> str | None:
+    """The id of the request a hook call fires ``arm`` in ("" where unknown); None: not here.
+
+    An arm aimed at a request fires only in a call that serves it. A call whose requests cannot
+    be told fires it outside denoise (the API server's output encoding serves one HTTP request
+    and names none), never in denoise: there a step tied to no request may be any request's."""
+    if arm.request_seed is None:
+        return requests[0].request_id if requests is not None and len(requests) == 1 else ""
+    if requests is None:
+        return None if stage == "denoise" else ""
+    return next((r.request_id for r in requests if r.seed == arm.request_seed), None)
 
 
 class ControlReader:
@@ -113,13 +141,14 @@ class Injector:
             return True
         return False
 
-    def write(self, event: str, where: str, arm: Arm | None = None,
-              step: int | None = None) -> None:  # fmt: skip
+    def write(self, event: str, where: str, arm: Arm | None = None, step: int | None = None,
+              request_id: str = "") -> None:  # fmt: skip
         line: dict[str, object] = {"schema_version": SCHEMA_VERSION, "event": event,
-                                   "pid": os.getpid(), "at_unix": self._clock(), "where": where}
+                                   "pid": os.getpid(), "pid_ns": pid_namespace(),
+                                   "at_unix": self._clock(), "where": where}  # fmt: skip
         if arm is not None:
             line.update(arm_id=arm.arm_id, case_id=arm.case_id, stage=arm.stage, mode=arm.mode,
-                        step=step)  # fmt: skip
+                        step=step, request_id=request_id)  # fmt: skip
         data = (json.dumps(line, separators=(",", ":")) + "\n").encode()
         try:
             fd = os.open(self.record_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -133,19 +162,22 @@ class Injector:
     def loaded(self) -> None:
         self.write("loaded", " ".join(sys.argv[:2])[:120] or "python")
 
-    def at(self, stage: str, where: str, step: int | None = None) -> None:
-        """A hook call: fire the armed fault here, or return having done nothing."""
+    def at(self, stage: str, where: str, step: int | None = None,
+           requests: Sequence[Request] | None = None) -> None:  # fmt: skip
+        """A hook call serving ``requests`` (None: unknown): fire the armed fault here, or
+        return having done nothing."""
         arm = self.reader.current()
         if arm is None or arm.stage != stage:
             return
         if stage == "denoise" and arm.step is not None and step != arm.step:
             return
-        if not self.claim(arm):
+        request_id = target_in(arm, stage, requests)
+        if request_id is None or not self.claim(arm):
             return
-        self.write("fired", where, arm, step)
-        self.act(arm, where, step)
+        self.write("fired", where, arm, step, request_id)
+        self.act(arm, where, step, request_id)
 
-    def act(self, arm: Arm, where: str, step: int | None) -> None:
+    def act(self, arm: Arm, where: str, step: int | None, request_id: str = "") -> None:
         label = f"omniqual injected fault: {arm.case_id or arm.arm_id}"
         if arm.mode == "raise":
             raise InjectedFault(label)
@@ -155,7 +187,7 @@ class Injector:
             self._exit(1)
             return
         self._sleep(arm.hang_s)
-        self.write("hang-ended", where, arm, step)
+        self.write("hang-ended", where, arm, step, request_id)
         if arm.mode == "late":
             raise InjectedFault(f"{label} (late, after {arm.hang_s:g} s)")
 

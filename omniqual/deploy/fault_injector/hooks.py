@@ -4,11 +4,15 @@
 imported, its loader runs as usual and the module is patched right after (a module imported
 before ``install`` is patched at once). The hook points (vLLM-Omni 0.30):
 
-- encode: ``encode_prompt`` of every pipeline class in ``vllm_omni.diffusion.models.*.pipeline_*``
-  (their ``forward`` restarts the per-request denoise step count);
+- encode: ``encode_prompt`` of every pipeline class in ``vllm_omni.diffusion.models.*.pipeline_*``;
+  their ``forward`` (a request batch), and step execution's ``prepare_encode``, ``step_scheduler``
+  and ``post_decode`` (one request state), open the frame naming the requests a call serves
+  (``frames``);
 - denoise: ``scheduler_step_maybe_with_cfg`` of ``CFGParallelMixin`` / ``PipelineParallelMixin``
-  (``vllm_omni.diffusion.distributed``), called once per denoise step: the k-th call of a request
-  is step k;
+  (``vllm_omni.diffusion.distributed``), called once per denoise step of a ``forward``: its k-th
+  call there is step k of the batch; under step execution a pipeline's ``step_scheduler`` is
+  called once per request per step (and calls it in turn): the step is that request's
+  ``step_index``, and a fault raised there fails that request alone;
 - decode: ``decode`` of the VAE classes in ``vllm_omni.diffusion.distributed.autoencoders.*``
   (and ``decode_with_chunks``, Wan's decode when the worker pre-encodes the MP4);
 - output: the image/video/audio byte encoding of the API server (``image_api_utils`` /
@@ -32,6 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from omniqual.deploy.fault_injector import frames
 from omniqual.deploy.fault_injector.core import CONTROL_ENV, RECORD_ENV, Injector
 
 _PIPELINES = "vllm_omni.diffusion.models."
@@ -48,7 +53,8 @@ _OUTPUT_METHODS: dict[str, tuple[str, ...]] = {
 }
 _WORKER = "vllm_omni.diffusion.worker.diffusion_worker"
 
-_state: dict[str, Any] = {"injector": None, "steps": 0}
+_state: dict[str, Any] = {"injector": None}
+_SCOPES = ("forward", "prepare_encode", "post_decode")  # calls that serve known requests
 
 
 def wanted(name: str) -> bool:
@@ -61,7 +67,15 @@ def wanted(name: str) -> bool:
 def _fire(stage: str, where: str, step: int | None = None) -> None:
     injector: Injector | None = _state["injector"]
     if injector is not None:
-        injector.at(stage, where, step)
+        frame = frames.current()
+        injector.at(stage, where, step, None if frame is None else frame.requests)
+
+
+def _subject(args: tuple[Any, ...], kwargs: dict[str, Any], *names: str) -> Any:
+    """A hooked method's first argument after ``self`` (by position or by one of ``names``)."""
+    if len(args) > 1:
+        return args[1]
+    return next((kwargs[n] for n in names if n in kwargs), None)
 
 
 def _before(stage: str, fn: Callable[..., Any], where: str) -> Callable[..., Any]:
@@ -77,20 +91,46 @@ def _before(stage: str, fn: Callable[..., Any], where: str) -> Callable[..., Any
 def _step(fn: Callable[..., Any], where: str) -> Callable[..., Any]:
     @functools.wraps(fn)
     def hooked(*args: Any, **kwargs: Any) -> Any:
-        step = _state["steps"]
-        _state["steps"] = step + 1
-        _fire("denoise", where, step)
+        frame = frames.current()
+        if frame is None:  # a step no hooked call frames: no step index can be told
+            _fire("denoise", where)
+        elif not frame.stepwise:  # the outer step-execution hook already fired this step
+            step, frame.steps = frame.steps, frame.steps + 1
+            _fire("denoise", where, step)
         return fn(*args, **kwargs)
 
     hooked.__omniqual_fault_hook__ = True  # type: ignore[attr-defined]
     return hooked
 
 
-def _request_start(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _scoped(fn: Callable[..., Any], where: str) -> Callable[..., Any]:
+    """A call serving the requests its argument names: its hooks fire in their frame. A call
+    nested in a frame that names no requests of its own serves the outer frame's (and counts on
+    in its steps)."""
+
     @functools.wraps(fn)
     def hooked(*args: Any, **kwargs: Any) -> Any:
-        _state["steps"] = 0
-        return fn(*args, **kwargs)
+        requests = frames.requests_of(_subject(args, kwargs, "req", "state"))
+        if requests is None and frames.current() is not None:
+            return fn(*args, **kwargs)
+        with frames.entered(frames.Frame(requests)):
+            return fn(*args, **kwargs)
+
+    hooked.__omniqual_fault_hook__ = True  # type: ignore[attr-defined]
+    return hooked
+
+
+def _stepwise(fn: Callable[..., Any], where: str) -> Callable[..., Any]:
+    """Step execution's per-request scheduler step: denoise step ``state.step_index`` of the
+    one request ``state`` is."""
+
+    @functools.wraps(fn)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        state = _subject(args, kwargs, "state")
+        step = getattr(state, "step_index", None)
+        with frames.entered(frames.Frame(frames.requests_of(state), stepwise=True)):
+            _fire("denoise", where, step if isinstance(step, int) else None)
+            return fn(*args, **kwargs)
 
     hooked.__omniqual_fault_hook__ = True  # type: ignore[attr-defined]
     return hooked
@@ -100,7 +140,9 @@ def _after(stage: str, fn: Callable[..., Any], where: str) -> Callable[..., Any]
     @functools.wraps(fn)
     def hooked(*args: Any, **kwargs: Any) -> Any:
         result = fn(*args, **kwargs)
-        _fire(stage, where)
+        served = frames.requests_of(_subject(args, kwargs, "req", "scheduler_output"))
+        with frames.entered(frames.Frame(served)):
+            _fire(stage, where)
         return result
 
     hooked.__omniqual_fault_hook__ = True  # type: ignore[attr-defined]
@@ -128,7 +170,8 @@ def patch(module: ModuleType) -> None:
     name = module.__name__
     if name.startswith(_PIPELINES):
         _wrap_methods(module, ("encode_prompt",), functools.partial(_before, "encode"))
-        _wrap_methods(module, ("forward",), lambda fn, where: _request_start(fn))
+        _wrap_methods(module, _SCOPES, _scoped)
+        _wrap_methods(module, ("step_scheduler",), _stepwise)
     if name in _DENOISE:
         _wrap_methods(module, ("scheduler_step_maybe_with_cfg",), _step)
     if name.startswith(_VAES):

@@ -39,9 +39,9 @@ from tests.unit.deploy.agent.test_agent_remote import TOKEN, URL, transport_of
 ACCESS = AgentAccess(URL, TOKEN)
 
 
-def service_of(channel: FaultChannel | None) -> AgentService:
+def service_of(channel: FaultChannel | None, watch_dirs: tuple[Path, ...] = ()) -> AgentService:
     return AgentService(AgentConfig(
-        pid=os.getpid(), token=TOKEN, gpu=False,
+        pid=os.getpid(), token=TOKEN, gpu=False, watch_dirs=watch_dirs,
         fault_control=None if channel is None else channel.control,
         fault_record=None if channel is None else channel.record))  # fmt: skip
 
@@ -126,11 +126,13 @@ def run_through_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
     server = FakeOmni(FakeConfig(image_work_s=0.05, injector=FakeInjection(
         control=channel.control, record=channel.record)))  # fmt: skip
     server._injector()
-    transport = transport_of(service_of(channel if with_files else None))
+    watched = (tmp_path / "server-tmp",)  # the agent counts the server's temp files
+    watched[0].mkdir()
+    transport = transport_of(service_of(channel if with_files else None, watched))
     monkeypatch.setattr("omniqual.checks.fault_injection.control.AgentClient",
                         lambda access: AgentClient(access, transport=transport))
     monkeypatch.setattr("omniqual.checks.observed.connect", lambda access: AgentTree(
-        AgentClient(access, transport=transport), service_of(None).identity()))
+        AgentClient(access, transport=transport), service_of(None, watched).identity()))
     params = FaultInjectionParams(
         cases=("encode-raise",), peers=1, peer_delay_s=0.02, request_timeout_s=5,
         error_deadline_s=3, health_timeout_s=0.5, recover_deadline_s=1.5, exit_deadline_s=0.5,

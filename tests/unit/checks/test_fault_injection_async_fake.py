@@ -27,6 +27,8 @@ CASES = ("encode-raise", "denoise-late-raise", "output-raise")
 def run(tmp_path: Path, *, cases: tuple[str, ...] = CASES,
         **faults: Any) -> tuple[CheckOutcome, FakeOmni, FaultChannel]:  # fmt: skip
     channel = FaultChannel.in_dir(tmp_path / "channel")
+    server_tmp = tmp_path / "server-tmp"  # its temp files are counted: no figure is no pass
+    server_tmp.mkdir()
     server = FakeOmni(FakeConfig(
         video_queue_s=0.02, video_run_s=0.05, faults=FakeFaults(**faults),
         injector=FakeInjection(control=channel.control, record=channel.record)))  # fmt: skip
@@ -35,7 +37,7 @@ def run(tmp_path: Path, *, cases: tuple[str, ...] = CASES,
         cases=cases, peers=2, peer_delay_s=0.02, request_timeout_s=5, error_deadline_s=1.5,
         health_timeout_s=0.5, recover_deadline_s=1.5, exit_deadline_s=0.5, settle_max_s=0.2,
         hang_s=0.8, hang_client_timeout_s=0.2, late_s=0.8, control_path=str(channel.control),
-        record_path=str(channel.record))  # fmt: skip
+        record_path=str(channel.record), watch_dirs=(str(server_tmp),))  # fmt: skip
     ctx, _ = context("abort", "videos-async", fake=server)
     gate = GateSpec(id="fault-injection", kind="fault_injection", version=1)
     ctx = replace(ctx, gate=gate, restart_policy=RestartPolicy.RECOVERS)
