@@ -18,6 +18,7 @@ from omniqual.cli.perf import perf_app
 from omniqual.cli.recommend import recommend_command
 from omniqual.cli.reference import reference_app
 from omniqual.cli.report import report_command
+from omniqual.cli.rules import rules_command
 from omniqual.cli.target import target_app
 
 app = typer.Typer(
@@ -39,6 +40,7 @@ app.command("bench")(bench_command)
 app.command("agent")(agent_command)
 app.add_typer(perf_app, name="perf")
 app.command("recommend")(recommend_command)
+app.command("rules")(rules_command)
 
 
 def _version(value: bool) -> None:
