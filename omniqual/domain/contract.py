@@ -47,6 +47,11 @@ class FieldContract(_Spec):
     type: FieldType
     required: bool = False
     default: JsonValue = Field(default=None, description="The official default (documentary).")
+    example: JsonValue = Field(
+        default=None,
+        description="A legal value the gate sends for an optional field the probe leaves out, "
+        "where the type alone names none (a device name is text, yet not any text).",
+    )
     # int before float: a 64-bit seed limit must stay exact (2**63 - 1 is not a float).
     min: int | float | None = None
     max: int | float | None = None

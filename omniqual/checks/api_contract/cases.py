@@ -3,11 +3,12 @@ its rejected neighbour (SKILL Gate 0, api-and-recipes "add the neighbouring reje
 
 Per field: smallest and largest legal value and min-1 / max+1 (an aligned step for aligned
 fields, ``step`` for floats), a misaligned value, a wrong type, a missing required field, an
-empty and a whitespace-only value for a required string, every enum value and an unknown one, a
-too-short string. Per file input: the most inputs allowed and one more, none where some are
-required, one where none is allowed, an upload one byte over the cap, and bytes that do not match
-their declared MIME type. Every other field keeps its tiny probe value, so accepted cases stay
-cheap on a CPU. Every declared limit is probed: nothing is skipped.
+empty and a whitespace-only value for a required string, every enum value and an unknown one, the
+shortest legal string and a too-short one, and a legal value of an optional field that the probe
+leaves out and no boundary sends (``present``). Per file input: the most inputs allowed and one
+more, none where some are required, one where none is allowed, an upload one byte over the cap,
+and bytes that do not match their declared MIME type. Every other field keeps its tiny probe
+value, so accepted cases stay cheap on a CPU. Every declared limit is probed: nothing is skipped.
 """
 
 import math
@@ -28,6 +29,7 @@ Expect = Literal["accepted", "invalid", "payload"]
 FileContent = Literal["png", "oversize-png", "not-image"]
 EXPECTED_STATUS: dict[Expect, str] = {"accepted": "2xx", "invalid": "400", "payload": "413"}
 _DEFAULT_FLOAT_STEP = 0.1
+_PRESENT_SIDE = 64  # an unbounded size's present case: as tiny as every probe's
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,11 @@ def generate_cases(endpoint: EndpointContract) -> tuple[Case, ...]:
     )
     cases = [probe]
     for spec in endpoint.fields:
-        cases.extend(_field_cases(endpoint, spec))
+        own = list(_field_cases(endpoint, spec))
+        cases.extend(own)
+        sent_legal = spec.name in endpoint.probe or any(c.expect == "accepted" for c in own)
+        if not sent_legal:
+            cases.append(_case(endpoint, spec, "present", _legal_value(spec), "accepted"))
     for spec_input in endpoint.inputs:
         cases.extend(_input_cases(endpoint, spec_input))
     return tuple(cases)
@@ -143,7 +149,32 @@ def _str_cases(endpoint: EndpointContract, spec: FieldContract) -> Iterator[Case
                 yield _case(endpoint, spec, f"enum={value}", value, "accepted")
         yield _case(endpoint, spec, "enum-unknown", "omniqual-unknown-value", "invalid")
     if spec.min_length is not None:
+        yield _case(endpoint, spec, "min-length", "x" * spec.min_length, "accepted")
         yield _case(endpoint, spec, "too-short", "x" * (spec.min_length - 1), "invalid")
+
+
+def _legal_value(spec: FieldContract) -> JsonValue:
+    """A value of an optional field that no declared limit forbids, for the ``present`` case of a
+    field that neither the probe nor any boundary case sends legally: without it a server that
+    refuses the field (a 422 for ``negative_prompt``) would pass. The contract's ``example`` or
+    official default is legal by its word, so either is preferred; a bool is legal either way;
+    free text gets a plain word (a text field whose legal values are narrower, such as a device
+    name, must say so: ``enum``, ``default`` or ``example``); an unbounded number starts at its
+    alignment offset (zero)."""
+    if spec.example is not None:
+        return spec.example
+    if spec.default is not None:
+        return spec.default
+    if spec.type == "bool":
+        return True
+    if spec.type == "str":
+        return "omniqual"
+    if spec.type == "float":
+        return 0.0
+    if spec.type == "size":
+        side = _legal(spec, _PRESENT_SIDE, up=True)
+        return f"{int(side)}x{int(side)}"
+    return spec.offset
 
 
 def _number_cases(endpoint: EndpointContract, spec: FieldContract) -> Iterator[Case]:
