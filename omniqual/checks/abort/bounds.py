@@ -16,9 +16,14 @@ Every bound is scaled to what the calibration measured, never to a fixed slack:
 The solo runs' spread is how much the work of a request varies on the host; it is noise only on
 work that is there (steps after a cut, a peer's tail), never on a window in which nothing ran.
 
+The CPU noise never goes below what CPU-time accounting can resolve (a clock tick per process
+of the server's tree, on the window's reading and on the idle rate's); a queued bound below that
+resolution is ``invalid`` for that stated reason, never judged on noise the readings cannot show.
+
 A verdict the evidence cannot carry is ``invalid``: a queued window that cannot tell a run from
-none, a step bound not below the work the cut request had left (an ignored cut would pass), no
-usable CPU estimate where gauges are not taken as proof, or no measured spread at all.
+none (its bound below the CPU time's resolution, or its noise not below the bound), a step
+bound not below the work the cut request had left (an ignored cut would pass), no usable CPU
+estimate where gauges are not taken as proof, or no measured spread at all.
 """
 
 from dataclasses import dataclass
@@ -56,6 +61,14 @@ def _unproven(window: WorkWindow, base: WorkBaseline, gauges_prove_stop: bool) -
             f"alone prove nothing: {GAUGES_PROVE_NOTHING}")  # fmt: skip
 
 
+def _resolution(base: WorkBaseline) -> str:
+    """Where the CPU time's resolution comes from, for a reason that names it."""
+    tick, processes = base.clock_tick_s or 0.0, base.processes
+    idle = f" and on the idle rate's over {base.idle_s:.2f} s of idle" if base.idle_s else ""
+    return (f"a {tick * 1e3:g} ms tick on each of {processes} processes' user + system time, on "
+            f"the window's reading{idle}")  # fmt: skip
+
+
 def judge_cut(
     queued: bool, window: WorkWindow, base: WorkBaseline, boundary: Boundary, *,
     max_steps_after_cut: float, max_queued_work_x_service: float, left_s: float,
@@ -77,6 +90,7 @@ def judge_cut(
             "work to"))  # fmt: skip
     spread = base.solo_spread_s / base.solo_s if base.solo_s > 0 else 0.0
     cpu_noise = base.cpu_noise_s(window.seconds)
+    resolution = base.resolution_s(window.seconds)
     if queued:
         bound = max_queued_work_x_service * base.solo_s
         # Zero-work noise: a peer's tail is work that varies like any run, the rest is idling.
@@ -87,13 +101,20 @@ def judge_cut(
                 f"a request cancelled while queued ran after its cancel ({seen}; bound "
                 f"{max_queued_work_x_service:g} of a {base.solo_s:.3f} s solo run = {bound:.3f} s, "
                 f"measured noise {noise:.3f} s): queued work must never run"))  # fmt: skip
+        if resolution >= bound:
+            return CutVerdict(ran_on, bound, noise, invalid=(
+                f"the queued bound ({bound:.3f} s, {max_queued_work_x_service:g} of a "
+                f"{base.solo_s:.3f} s solo run) is below what CPU-time accounting can resolve "
+                f"over the {window.seconds:.2f} s window ({resolution:.3f} s: "
+                f"{_resolution(base)}): queued work cannot be told from none"))  # fmt: skip
         if noise >= bound:
             tail = f" + {spread:.0%} solo spread on the {shared_s:.3f} s peer tail" if (
                 shared_s) else ""  # fmt: skip
+            resolved = f" + CPU-time resolution {resolution:.3f} s" if resolution else ""
             return CutVerdict(ran_on, bound, noise, invalid=(
-                f"the measured noise ({noise:.3f} s: idle CPU spread {cpu_noise:.3f} s{tail}) is "
-                f"not below the queued bound ({bound:.3f} s): queued work cannot be told from "
-                "noise"))  # fmt: skip
+                f"the measured noise ({noise:.3f} s: idle CPU spread "
+                f"{cpu_noise - resolution:.3f} s{resolved}{tail}) is not below the queued bound "
+                f"({bound:.3f} s): queued work cannot be told from noise"))  # fmt: skip
         if floor - noise <= bound:
             return CutVerdict(ran_on, bound, noise, invalid=(
                 f"a queued request that ran in full would show {floor:.3f} s (the median solo "

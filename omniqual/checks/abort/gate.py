@@ -23,7 +23,7 @@ from omniqual.checks.abort.cases import AbortDriver, CallFactory
 from omniqual.checks.abort.cleanup_record import abort_cleanup
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.abort.plan import run_cases
-from omniqual.checks.abort.work import WorkBaseline, WorkMeter, boundary_of
+from omniqual.checks.abort.work import WorkBaseline, WorkMeter, boundary_of, clock_tick_s
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import PATH_OF, endpoint_for, wire_call
 from omniqual.checks.observed import Observed, observed
@@ -230,21 +230,31 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
 
 async def _work_baseline(driver: AbortDriver, params: AbortParams, steps: int | None,
                          solo_spread_s: float | None) -> WorkBaseline:  # fmt: skip
-    """The server's CPU rate idle (polled as the cuts will be, in ``calibration_repeats`` parts
-    of the idle window, whose spread is the idle CPU noise) and serving one request alone."""
-    assert driver.meter is not None
+    """The server's CPU rate idle (polled as the cuts will be, in ``calibration_repeats``
+    contiguous parts of the idle window, whose spread is the idle CPU noise) and serving one
+    request alone, with what its CPU time can resolve (a clock tick per process of its tree)."""
+    meter = driver.meter
+    assert meter is not None
+    processes = await meter.processes()
     repeats = params.calibration_repeats
-    idle = [await driver.meter.watch(params.idle_window_s / repeats) for _ in range(repeats)]
-    start = await driver.meter.read()
+    idle = await meter.contiguous(repeats, params.idle_window_s / repeats)
+    start = await meter.read()
     await driver.complete_one()
-    end = await driver.meter.read()
-    idle_rate = busy_rate = spread = None
+    end = await meter.read()
+    idle_rate = busy_rate = spread = idle_s = part_s = None
     timed = [w for w in idle if w.cpu_s is not None and w.seconds > 0]
     if len(timed) == len(idle):
         rates = [w.cpu_s / w.seconds for w in timed if w.cpu_s is not None]
-        idle_rate = sum(w.cpu_s or 0.0 for w in timed) / sum(w.seconds for w in timed)
+        idle_s = sum(w.seconds for w in timed)
+        idle_rate = sum(w.cpu_s or 0.0 for w in timed) / idle_s
         spread = max(rates) - min(rates)
+        part_s = min(w.seconds for w in timed)
     if start.cpu_s is not None and end.cpu_s is not None and end.at > start.at:
         busy_rate = (end.cpu_s - start.cpu_s) / (end.at - start.at)
+    cpu = meter.cpu
+    # CPU time read but the tree not counted: it holds at least the process that was read.
     return WorkBaseline(idle_rate, busy_rate, driver.solo_s, steps, idle_rate_spread=spread,
-                        solo_spread_s=solo_spread_s)  # fmt: skip
+                        solo_spread_s=solo_spread_s,
+                        processes=(processes or 1) if cpu else None,
+                        clock_tick_s=clock_tick_s() if cpu else None, idle_s=idle_s,
+                        idle_part_s=part_s)  # fmt: skip

@@ -5,7 +5,8 @@ inside denoising rather than racing the answer. The work-after-cut bounds hold e
 row's abort boundary: a step-execution cut may compute ``max_steps_after_cut`` more steps of the
 measured step time, a queued cut (any mode) at most ``max_queued_work_x_service`` of a solo run.
 Their slack is measured, not declared: the spread of as many parts of the idle window as
-``calibration_repeats`` is the noise of a window in which nothing ran, the spread of as many
+``calibration_repeats`` is the noise of a window in which nothing ran (never below what the
+server's CPU time can resolve: a clock tick per process of its tree), the spread of as many
 timed solo runs is how much real work varies (see ``bounds``)."""
 
 from pydantic import Field

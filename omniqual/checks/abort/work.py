@@ -10,7 +10,8 @@ Two independent signals, each used when present:
   ran to its end) and ``vllm_omni:num_inference_steps_sum``;
 - the server process tree's CPU seconds over a window after the cut, less an idle baseline taken
   with the same ``/metrics`` polling, converted to seconds of service with the CPU rate of a solo
-  request.
+  request. Each process's user + system time counts in whole clock ticks, so a reading of the
+  tree resolves no better than a tick per process (``WorkBaseline.resolution_s``).
 
 The abort boundary follows the execution mode (production-validation, "Abort and cleanup"):
 step execution must stop a cut request at the next step boundary; serial and request-batched
@@ -19,6 +20,7 @@ the row. A queued request, in any mode, must never run after its cancel.
 """
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +34,17 @@ WAITING = "vllm_omni:num_requests_waiting"
 EXEC_COUNT = "vllm_omni:diffusion_exec_s_count"
 STEPS_SUM = "vllm_omni:num_inference_steps_sum"
 _WANTED = (RUNNING, WAITING, EXEC_COUNT, STEPS_SUM)
+
+
+def clock_tick_s() -> float:
+    """One tick of CPU-time accounting: ``/proc`` counts user and system time in USER_HZ ticks
+    (``SC_CLK_TCK``, 100 a second on Linux whatever the kernel's HZ; an agent's host is Linux
+    too, so the tick read here is its tick as well)."""
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError):  # not a POSIX host: Linux's USER_HZ
+        ticks = 100
+    return 1.0 / ticks if ticks > 0 else 0.01
 
 
 class Boundary(StrEnum):
@@ -94,10 +107,26 @@ class WorkBaseline:
     """Max - min of the idle CPU rate over the idle repeats (CPU s per s; None: no CPU time)."""
     solo_spread_s: float | None = None
     """Max - min of the calibration's timed solo runs (None: fewer than two were timed)."""
+    processes: int | None = None
+    """Processes in the server's tree when the baseline was taken (None: not counted)."""
+    clock_tick_s: float | None = None
+    """One tick of CPU-time accounting (None: no CPU time, so no resolution to speak of)."""
+    idle_s: float | None = None
+    """The idle time the idle rate was taken over, from one reading to another."""
+    idle_part_s: float | None = None
+    """The shortest of the idle parts whose rates spread by ``idle_rate_spread``."""
 
     @property
     def step_s(self) -> float | None:
         return self.solo_s / self.steps if self.steps else None
+
+    @property
+    def cpu_resolution_s(self) -> float | None:
+        """CPU seconds one reading of the tree can be off by: a clock tick per process (each
+        process's user + system time counts in whole ticks). None: not known."""
+        if self.clock_tick_s is None or self.processes is None:
+            return None
+        return self.clock_tick_s * self.processes
 
     @property
     def cpu_usable(self) -> bool:
@@ -106,12 +135,40 @@ class WorkBaseline:
         idle, busy = self.idle_cpu_rate, self.busy_cpu_rate
         return idle is not None and busy is not None and busy > idle
 
-    def cpu_noise_s(self, window_s: float) -> float:
-        """Seconds of service the idle rate's measured spread can fake over ``window_s``."""
+    def _service_s(self, cpu_s: float) -> float:
+        """Seconds of service ``cpu_s`` CPU seconds above the idle rate stand for."""
+        assert self.idle_cpu_rate is not None and self.busy_cpu_rate is not None
+        return cpu_s / (self.busy_cpu_rate - self.idle_cpu_rate)
+
+    def resolution_s(self, window_s: float) -> float:
+        """Seconds of service CPU-time accounting cannot resolve over ``window_s``: the
+        window's own reading (one resolution) and the idle rate it is held against (one
+        resolution over ``idle_s``, carried over the window). The floor of the noise."""
+        res = self.cpu_resolution_s
+        if not self.cpu_usable or res is None:
+            return 0.0
+        carried = window_s / self.idle_s if self.idle_s else 0.0
+        return self._service_s(res * (1.0 + carried))
+
+    def idle_variation_s(self, window_s: float) -> float:
+        """Seconds of service the idle rate's own variation can fake over ``window_s``: the
+        idle parts' rate spread beyond what their ticks make. Two parts of ``idle_part_s``
+        whose readings are each off by up to one resolution differ by up to 2 resolutions /
+        ``idle_part_s`` in rate with the rate unchanged. That share is a fixed error per
+        reading, never a rate: carried over the window as one, it multiplied the ticks' error
+        by window / part (about ten times on a queued-cancel window against 1/3 s parts)."""
         if not self.cpu_usable or self.idle_rate_spread is None:
             return 0.0
-        assert self.idle_cpu_rate is not None and self.busy_cpu_rate is not None
-        return self.idle_rate_spread * window_s / (self.busy_cpu_rate - self.idle_cpu_rate)
+        spread, res = self.idle_rate_spread, self.cpu_resolution_s
+        if res is not None and self.idle_part_s:
+            spread = max(0.0, spread - 2.0 * res / self.idle_part_s)
+        return self._service_s(spread * window_s)
+
+    def cpu_noise_s(self, window_s: float) -> float:
+        """Seconds of service the CPU estimate can show over ``window_s`` when nothing ran:
+        the idle rate's variation plus what CPU-time accounting cannot resolve (so never
+        below that floor where the resolution is known)."""
+        return self.idle_variation_s(window_s) + self.resolution_s(window_s)
 
     def ran_on_s(self, window: WorkWindow) -> float | None:
         """Seconds of service the server spent after the cut: the larger estimate of the
@@ -133,6 +190,17 @@ class WorkMeter:
         self.client, self.tree, self.poll_s = client, tree, poll_s
         self.gauges = False  # /metrics carried the running/waiting gauges at least once
         self.cpu = False
+
+    async def processes(self) -> int | None:
+        """How many processes the server's tree holds now (None: no tree, or not counted)."""
+        tree = self.tree
+        if tree is None:
+            return None
+        try:
+            sample = await asyncio.to_thread(tree.sample, time.monotonic())
+        except Exception:  # an agent that did not answer: the count is unknown, not zero
+            return None
+        return sample.processes if sample.processes > 0 else None
 
     def signals(self) -> list[str]:
         found = [f"{self.tree.source} CPU time"] if self.cpu and self.tree is not None else []
@@ -164,6 +232,23 @@ class WorkMeter:
     async def watch_until(self, first: WorkReading, end_at: Callable[[], float]) -> WorkWindow:
         """Poll from ``first`` until ``end_at()`` (monotonic seconds, read on every poll, so a
         window opened before its end is known can be closed later)."""
+        window, _ = await self._follow(first, end_at)
+        return window
+
+    async def contiguous(self, count: int, part_s: float) -> list[WorkWindow]:
+        """``count`` windows of ``part_s``, each opened on the reading that closed the one
+        before: together they are one window from the first reading to the last, whose CPU
+        time is one difference of two readings (one resolution), not ``count`` of them."""
+        reading = await self.read()
+        parts = []
+        for _ in range(count):
+            window, reading = await self._follow(reading, _fixed(reading.at + part_s))
+            parts.append(window)
+        return parts
+
+    async def _follow(self, first: WorkReading, end_at: Callable[[], float],
+                      ) -> tuple[WorkWindow, WorkReading]:  # fmt: skip
+        """:meth:`watch_until`, with the reading that closed the window."""
         last, busy_until = first, (0.0 if first.busy is not None else None)
         while True:
             await asyncio.sleep(self.poll_s)
@@ -176,7 +261,12 @@ class WorkMeter:
                 break
         return WorkWindow(last.at - first.at, _delta(first.cpu_s, last.cpu_s), busy_until,
                           _delta(first.executions, last.executions),
-                          _delta(first.steps, last.steps))  # fmt: skip
+                          _delta(first.steps, last.steps)), last  # fmt: skip
+
+
+def _fixed(moment: float) -> Callable[[], float]:
+    """An ``end_at`` for a window whose end is known when it opens."""
+    return lambda: moment
 
 
 def _delta(a: float | None, b: float | None) -> float | None:

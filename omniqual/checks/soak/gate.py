@@ -8,10 +8,13 @@ list without orphans. Evidence: per-request records (JSONL), the resource series
 probes (JSONL, plus the observer's CSV when the pid is known) and a summary (JSON).
 
 Verdicts blame the right side: an SLO miss while the client had already fallen behind its
-schedule is ``invalid`` (client-limited), injected faults that were answered before their cut
-are counted and a soak whose injections did not happen is ``invalid``, and a saturation rate
-that was not found is recorded as absent (no ``saturation_rps`` measurement, ``null`` in the
-summary), never as 0/s.
+schedule is ``invalid`` (client-limited); a miss near the saturation estimate with completions
+behind the offered rate is ``invalid`` only while the phase kept the server busy (a request
+outstanding) nearly throughout, and ``failed`` when the server sat idle a measurable share of
+it (it ran below capacity; each phase records its busy fraction); injected faults that were
+answered before their cut are counted and a soak whose injections did not happen is
+``invalid``; and a saturation rate that was not found is recorded as absent (no
+``saturation_rps`` measurement, ``null`` in the summary), never as 0/s.
 """
 
 import asyncio
@@ -44,6 +47,7 @@ from omniqual.client import ClientError, OmniClient
 from omniqual.domain.evidence import Artifact, Measurement
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.loadgen.host_speed import CpuTimes
+from omniqual.loadgen.occupancy import request_occupancy
 from omniqual.loadgen.records import OutcomeStatus
 from omniqual.loadgen.saturation import SaturationResult, StopReason
 from omniqual.loadgen.workload import EndpointKind
@@ -201,6 +205,7 @@ class _Soak:
             self.phase_runs.append(PhaseRun(spec.name, spec.factor, rate, run))
             found, summary = judge_phase(evidence, self.params.validity)
             self.found.extend(found)
+            occupied = request_occupancy(run.records)
             for row in run.rows():
                 line = {"phase": spec.name, **row.model_dump(mode="json")}
                 self.rows.append(json.dumps(line, sort_keys=True).encode() + b"\n")
@@ -210,6 +215,7 @@ class _Soak:
                 "rates": asdict(summary.rates), "latency_from_schedule":
                 asdict(summary.latency_from_schedule), "validity": summary.validity.verdict.value,
                 "duration_s": run.effective.actual_duration_s, "host_steal_fraction": steal,
+                "busy_fraction": occupied.busy_fraction, "mean_in_flight": occupied.mean_in_flight,
                 "jobs": [{"id": j.job_id, "terminal": list(j.terminal_states),
                           "cancelled": j.cancelled} for j in evidence.jobs],
             })  # fmt: skip

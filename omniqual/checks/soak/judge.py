@@ -13,6 +13,7 @@ from omniqual.checks.load_binding import JobTrace
 from omniqual.checks.soak.params import InjectionSpec, PhaseSpec, Validity
 from omniqual.checks.soak.phases import is_injected
 from omniqual.domain.evidence import Measurement
+from omniqual.loadgen.occupancy import Occupancy, request_occupancy
 from omniqual.loadgen.records import LoadRun, RecordStatus
 from omniqual.loadgen.stats import RunSummary, ValidityPolicy, summarize_run
 from omniqual.loadgen.sufficiency import certify_slo, percentile_interval
@@ -97,7 +98,8 @@ def judge_phase(evidence: PhaseEvidence, validity: Validity) -> tuple[Findings, 
         found.failures.append(f"{name}: {len(broken)} injected fault(s) ended in an error: "
                               + ", ".join(f"{k} x{n}" for k, n in kinds))  # fmt: skip
     found.failures += _job_failures(name, evidence.jobs)
-    found.extend(_slo(evidence, summary, len(bad), validity))
+    occupied = request_occupancy(run.records)
+    found.extend(_slo(evidence, summary, len(bad), validity, occupied))
     rates = summary.rates
     found.measurements += [
         measurement(f"{spec.name}.offered_rps", evidence.offered_rps, "1/s"),
@@ -110,6 +112,7 @@ def judge_phase(evidence: PhaseEvidence, validity: Validity) -> tuple[Findings, 
         measurement(f"{spec.name}.injected_answered_before_cut", missed, "count",
                     samples=len(injected)),
     ]  # fmt: skip
+    found.measurements += _occupancy(spec.name, occupied)
     found.measurements += _server_times(spec.name, run)
     return found, summary
 
@@ -126,8 +129,8 @@ def client_limited(evidence: PhaseEvidence, summary: RunSummary, validity: Valid
     return None
 
 
-def _slo(evidence: PhaseEvidence, summary: RunSummary, failures: int,
-         validity: Validity) -> Findings:  # fmt: skip
+def _slo(evidence: PhaseEvidence, summary: RunSummary, failures: int, validity: Validity,
+         occupied: Occupancy) -> Findings:  # fmt: skip
     found = Findings()
     spec, bound = evidence.spec, evidence.bound_s
     latency = summary.latency_from_schedule
@@ -155,7 +158,9 @@ def _slo(evidence: PhaseEvidence, summary: RunSummary, failures: int,
             f"{claim.value_s:.3f} s (n={claim.samples}) vs SLO bound {bound:.3f} s: "
             f"{cert.overlatency} of {cert.samples} over the bound")  # fmt: skip
     behind = client_limited(evidence, summary, validity)
-    over_capacity = beyond_capacity(evidence, summary)
+    threshold = validity.below_capacity_busy_fraction
+    over_capacity = beyond_capacity(evidence, summary, occupied, threshold)
+    below = below_capacity(occupied, threshold) if near_estimate_short(evidence, summary) else None
     if behind is not None:
         found.invalid.append(
             f"{what}; client-limited: the schedule had already fallen behind "
@@ -166,7 +171,8 @@ def _slo(evidence: PhaseEvidence, summary: RunSummary, failures: int,
     elif cert.missed and (contended := host_contended(evidence)) is not None:
         found.invalid.append(f"{what}; {contended}")
     elif cert.missed:
-        found.failures.append(f"{what} (missed at {cert.confidence:.0%} confidence)")
+        found.failures.append(f"{what} (missed at {cert.confidence:.0%} confidence)"
+                              + (f"; {below}" if below is not None else ""))  # fmt: skip
     else:  # near the bound: neither side holds at the stated confidence
         lower, upper = percentile_interval(
             [v for v in oks if v is not None] + [math.inf] * failures, spec.slo_percentile,
@@ -184,21 +190,60 @@ def _seconds(value: float | None) -> str:
     return "?" if value is None or math.isinf(value) else f"{value:.3f} s"
 
 
-def beyond_capacity(evidence: PhaseEvidence, summary: RunSummary) -> str | None:
-    """Why an SLO miss in this phase may be the saturation estimate's error, not the server's:
-    the phase's rate lies within the estimate's stated precision of it (``factor`` >= 1 -
-    precision) and the server did not keep up (completions < 95 % of the offered rate), so
-    the phase may have run above the capacity the estimate missed. A phase far below the
-    estimate, or one the server kept up with, misses on the server's account."""
+KEPT_UP = 0.95
+"""Completions at this share of the offered rate or more: the server kept up with the phase."""
+
+
+def near_estimate_short(evidence: PhaseEvidence, summary: RunSummary) -> bool:
+    """Whether the phase's rate lies within the saturation estimate's stated precision of it
+    (``factor`` >= 1 - precision) and the server did not keep up (completions below
+    :data:`KEPT_UP` of the offered rate): then the phase may have run above a capacity the
+    estimate missed, unless the server's busy fraction shows it ran below capacity."""
     precision = evidence.saturation_precision
     if precision is None or evidence.spec.factor < 1.0 - precision:
+        return False
+    return summary.rates.completion_ratio < KEPT_UP
+
+
+def below_capacity(occupied: Occupancy, threshold: float) -> str | None:
+    """Why the phase ran below the server's capacity, if it shows it: the server sat idle (no
+    request outstanding) more than ``1 - threshold`` of the phase's wall time. Overload builds a
+    backlog the server works through without a pause, so a server that paused was not
+    overloaded. Completions then fell behind the offered rate through the phase's slow tail
+    (its drain), not through queueing from overload.
+
+    The threshold stands well below 1 because a short phase leaves an overloaded server idle
+    too, before its backlog builds: simulated single-server phases of 30-50 requests with the
+    short preset's mix, at or above capacity, that missed p90 <= 8x service with completions
+    below 95 %, showed a busy fraction <= 0.8 in under 2 % of cases (<= 0.9: up to 21 %)."""
+    busy = occupied.busy_fraction
+    if busy is None or busy > threshold:
         return None
-    ratio = summary.rates.completion_ratio
-    if ratio >= 0.95:
+    return (f"the server was busy {busy:.0%} of the phase (idle {occupied.idle_s:.1f} s of "
+            f"{occupied.span_s:.1f} s; {threshold:.0%} or less is below capacity): it ran below "
+            "its capacity, so its backlog was not queueing from overload")  # fmt: skip
+
+
+def beyond_capacity(evidence: PhaseEvidence, summary: RunSummary, occupied: Occupancy,
+                    threshold: float) -> str | None:  # fmt: skip
+    """Why an SLO miss in this phase may be the saturation estimate's error, not the server's:
+    the phase ran near the estimate, the server did not keep up (:func:`near_estimate_short`)
+    and its busy fraction does not show it ran below capacity (above ``threshold``, or not
+    measured), so the phase may have run above the capacity the estimate missed. A phase far
+    below the estimate, one the server kept up with, or one in which the server sat idle
+    misses on the server's account."""
+    if not near_estimate_short(evidence, summary) or (
+            below_capacity(occupied, threshold) is not None):  # fmt: skip
         return None
+    precision = evidence.saturation_precision
+    assert precision is not None  # near_estimate_short holds only for an estimated rate
+    busy = occupied.busy_fraction
+    shown = ("" if busy is None else f" while the server was busy {busy:.0%} of the phase "
+             f"(saturated: above {threshold:.0%})")  # fmt: skip
     return (f"the phase ran at {evidence.spec.factor:g}x a saturation rate known only to "
-            f"±{precision:.0%}, and completions kept {ratio:.0%} of the offered rate: it may have "
-            "run above the server's capacity, so the miss is not a latency verdict")  # fmt: skip
+            f"±{precision:.0%}, and completions kept {summary.rates.completion_ratio:.0%} of the "
+            f"offered rate{shown}: it may have run above the server's capacity, so the miss is "
+            "not a latency verdict")  # fmt: skip
 
 
 STEAL_TOLERANCE = 0.02
@@ -240,6 +285,17 @@ def judge_injections(runs: Sequence[LoadRun], spec: InjectionSpec) -> Findings:
             f"{spec.min_happened_fraction:.0%}: the faults were not tested"
         )
     return found
+
+
+def _occupancy(phase: str, occupied: Occupancy) -> list[Measurement]:
+    """How busy the phase kept the server (absent, never zero, without a request sent)."""
+    busy, in_flight = occupied.busy_fraction, occupied.mean_in_flight
+    if busy is None or in_flight is None:
+        return []
+    return [
+        measurement(f"{phase}.busy_fraction", busy, "1", samples=occupied.requests),
+        measurement(f"{phase}.mean_in_flight", in_flight, "count", samples=occupied.requests),
+    ]
 
 
 def _server_times(phase: str, run: LoadRun) -> list[Measurement]:

@@ -107,6 +107,12 @@ class Validity(_Block):
     max_p99_issue_lag_s: float = Field(default=0.025, gt=0)
     min_issue_fidelity: float = Field(default=0.95, ge=0, le=1)
     min_phase_requests: int = Field(default=30, gt=0, description="SK-05: no short bursts.")
+    below_capacity_busy_fraction: float = Field(
+        default=0.8, gt=0, lt=1,
+        description="A phase whose server was busy (a request outstanding) at most this share "
+        "of its wall time ran below capacity: an SLO miss there is the server's even where "
+        "completions fell behind the offered rate near the saturation estimate.",
+    )  # fmt: skip
 
 
 class SoakParams(CheckParams):
