@@ -53,3 +53,30 @@ def test_importing_the_embedded_package_does_not_import_heavy_libraries() -> Non
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("cap", "expected"),
+    [("AVX2", True), ("avx2", True), ("AVX", True), ("AVX512_CORE_AMX", False), ("", False)],
+)
+def test_only_a_cap_at_or_below_avx2_caps_the_probes(cap: str, expected: bool) -> None:
+    assert plugin.isa_capped_below_avx512({"ONEDNN_MAX_CPU_ISA": cap}) is expected
+
+
+def test_an_avx2_cap_makes_torch_report_no_amx_or_avx512(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On an AMX host the probes read CPUID, not the cap: vLLM would pick AMX kernels that oneDNN
+    # then refuses, aborting the server. Capped, every probe beyond AVX2 answers False.
+    import torch
+    for name in plugin.ISA_PROBES_ABOVE_AVX2:
+        if hasattr(torch.cpu, name):
+            monkeypatch.setattr(torch.cpu, name, lambda: True)
+    capped = plugin.cap_isa_probes({"ONEDNN_MAX_CPU_ISA": "AVX2"})
+    assert "_is_amx_tile_supported" in capped
+    assert all(getattr(torch.cpu, name)() is False for name in capped)
+
+
+def test_no_cap_leaves_the_probes_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
+    assert plugin.cap_isa_probes({}) == []
+    assert torch.cpu._is_amx_tile_supported() is True
