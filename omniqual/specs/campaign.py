@@ -44,8 +44,15 @@ def load_campaign(path: Path) -> LoadedCampaign:
             parts.append((Selector.parse(part.rows), part.gates))
         except ValueError as exc:
             problems.append(doc.problem(("include", index, "rows"), str(exc)))
-    if campaign.full_campaign and not (path.parent / campaign.full_campaign).is_file():
+    if campaign.full_campaign and not _names_a_file(path.parent / campaign.full_campaign):
         problems.append(doc.problem(("full_campaign",), "no such campaign file"))
     if problems:
         raise SpecError(problems)
     return LoadedCampaign(campaign, path.resolve(), selector, tuple(parts))
+
+
+def _names_a_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long for the file system names no file
+        return False

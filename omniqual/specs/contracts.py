@@ -3,6 +3,7 @@ errors: the schema first, then the cross-field rules a schema cannot say (limits
 values inside the contract, every numeric field bounded with its source or explicitly unbounded
 by one, video outputs checked for shape and frames, parity pairs that exist)."""
 
+import math
 from pathlib import Path
 
 from omniqual.domain.contract import EndpointContract, FieldContract, ModelContract
@@ -81,10 +82,23 @@ def _endpoint_problems(
     return problems
 
 
+def _shown(limit: float) -> str:
+    # str() for ints: `:g` rounds a 64-bit limit and overflows past a float's range.
+    return f"{limit:g}" if isinstance(limit, float) else str(limit)
+
+
+def _infinite(limit: float | None) -> bool:
+    return isinstance(limit, float) and not math.isfinite(limit)
+
+
 def _field_problems(spec: FieldContract) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
+    infinite = [b for b in ("min", "max") if _infinite(getattr(spec, b))]
+    for bound in infinite:
+        message = f"{bound} must be a finite number (no limit: leave it out, with `unbounded`)"
+        found.append((bound, message))
     if spec.min is not None and spec.max is not None and spec.min > spec.max:
-        found.append(("min", f"min {spec.min:g} is greater than max {spec.max:g}"))
+        found.append(("min", f"min {_shown(spec.min)} is greater than max {_shown(spec.max)}"))
     if spec.enum is not None and spec.type != "str":
         found.append(("enum", "only str fields take an enum"))
     if spec.min_length is not None and spec.type != "str":
@@ -96,7 +110,9 @@ def _field_problems(spec: FieldContract) -> list[tuple[str, str]]:
     found.extend(_range_problems(spec))
     for bound in ("min", "max"):
         value = getattr(spec, bound)
-        if value is not None and spec.type in ("int", "size") and value != int(value):
+        if bound in infinite or value is None:
+            continue
+        if spec.type in ("int", "size") and value != int(value):
             found.append((bound, f"{spec.type} limits must be whole numbers"))
     return found
 

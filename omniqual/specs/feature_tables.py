@@ -15,7 +15,14 @@ from omniqual.domain.feature_tables import (
     label_key,
 )
 from omniqual.specs.matrix import load_catalog
-from omniqual.specs.source import Loc, SpecError, SpecProblem, YamlDocument, load_spec
+from omniqual.specs.source import (
+    Loc,
+    SpecError,
+    SpecProblem,
+    YamlDocument,
+    load_spec,
+    located_where_named,
+)
 
 FEATURES_FILE = "vllm-omni-features.yaml"
 
@@ -97,7 +104,10 @@ def _section_problems(doc: YamlDocument, spec: FeatureTablesFile) -> list[SpecPr
 
 def load_feature_tables(path: Path) -> FeatureTableMap:
     spec, doc = load_spec(path, FeatureTablesFile)
-    catalog = load_catalog(path.parent / spec.axes_file)
+    try:
+        catalog = load_catalog(path.parent / spec.axes_file)
+    except SpecError as exc:
+        raise located_where_named(doc, ("axes_file",), exc) from None
     problems = _section_problems(doc, spec)
     problems += _column_problems(doc, "columns", spec.columns, catalog)
     problems += _column_problems(doc, "compatibility", spec.compatibility, catalog)

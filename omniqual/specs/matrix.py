@@ -23,6 +23,7 @@ from omniqual.specs.source import (
     SpecProblem,
     YamlDocument,
     load_yaml,
+    located_where_named,
     validate_document,
 )
 
@@ -35,7 +36,10 @@ def load_matrix(path: Path, gate_ids: Mapping[str, object] | None = None) -> Loa
     """Load and expand ``path``; ``gate_ids`` (when given) is the set of known gates."""
     doc = load_yaml(path)
     definition = validate_document(doc, MatrixDefinition)
-    catalog = load_catalog(path.parent / definition.axes_file)
+    try:
+        catalog = load_catalog(path.parent / definition.axes_file)
+    except SpecError as exc:
+        raise located_where_named(doc, ("axes_file",), exc) from None
     problems: list[SpecProblem] = []
     rows: dict[str, PlannedRow] = {}
     specs: list[tuple[Loc, RowSpec]] = []
