@@ -1,6 +1,6 @@
-"""Comparison of decoded media: image, video and audio metrics, LPIPS, tolerances, visuals.
+"""Comparison of decoded media: image, video and audio metrics, tolerances, visuals.
 
-Pure functions over numpy arrays; no HTTP, and torch only inside :func:`lpips_distance`.
+Pure functions over numpy arrays; no HTTP and no torch.
 """
 
 from omniqual.compare.audio import AudioComparison, compare_audio
@@ -12,7 +12,6 @@ from omniqual.compare.frontier import (
     recommend,
 )
 from omniqual.compare.image import ImageComparison, compare_image_bytes, compare_images
-from omniqual.compare.lpips import LpipsResult, lpips_distance, lpips_unavailable
 from omniqual.compare.media import (
     DecodedAudio,
     DecodedVideo,
@@ -41,7 +40,6 @@ __all__ = [
     "FrontierResult",
     "ImageComparison",
     "ImageTolerance",
-    "LpipsResult",
     "MediaDecodeError",
     "ParityTolerance",
     "Recommendation",
@@ -57,8 +55,6 @@ __all__ = [
     "decode_video",
     "difference_png",
     "judge",
-    "lpips_distance",
-    "lpips_unavailable",
     "pareto",
     "recommend",
     "spectrogram_difference_png",

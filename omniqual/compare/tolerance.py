@@ -3,14 +3,15 @@
 Judging never passes on missing evidence: a bound whose metric is absent is a failure naming
 the absence, and a modality without a declared tolerance is a failure too. Nor on a tolerance
 that bounds nothing: a modality block that sets no bound (``image: {}``), or a tolerance with no
-modality block, is refused when the spec is loaded. Disagreements in
-shape, frame count, frame size, fps, sample rate, length or channels always fail.
+modality block, is refused when the spec is loaded; so is a bound on a metric nothing computes
+(LPIPS). Disagreements in shape, frame count, frame size, fps, sample rate, length or channels
+always fail.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -65,16 +66,6 @@ class AudioTolerance(_Bounds):
     require_exact: bool = Field(default=False, description="Samples must be identical.")
 
 
-class PerceptualBound(BaseModel):
-    """An LPIPS bound on images, judged wherever the LPIPS weights are on the host; where they
-    are not, the distance is recorded as absent with the reason (the pixel bounds still hold)."""
-
-    model_config = _FROZEN
-
-    max_lpips: float = Field(gt=0, le=1)
-    net: Literal["alex", "vgg", "squeeze"] = "alex"
-
-
 class ParityTolerance(BaseModel):
     """What a parity gate accepts between reference and candidate, per modality, and why."""
 
@@ -84,7 +75,19 @@ class ParityTolerance(BaseModel):
     image: ImageTolerance | None = None
     video: VideoTolerance | None = None
     audio: AudioTolerance | None = None
-    perceptual: PerceptualBound | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_lpips(cls, data: Any) -> Any:
+        # LPIPS needs AlexNet/VGG backbone weights that torchvision downloads at run time and no
+        # package index ships, so it could never be computed on a host that installs only from
+        # package indexes: a spec bounding it would pass on pixels alone, the bound unchecked.
+        if isinstance(data, dict) and "perceptual" in data:
+            raise ValueError(
+                "perceptual: LPIPS is not computed (its backbone weights come from no package "
+                "index); bound images with min_psnr_db and min_ssim instead"
+            )
+        return data
 
     @model_validator(mode="after")
     def _some_modality(self) -> ParityTolerance:

@@ -7,11 +7,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from omniqual.compare.tolerance import ParityTolerance, PerceptualBound
+from omniqual.compare.tolerance import ParityTolerance
 
 _B = TypeVar("_B", bound=BaseModel)
-_MAX_BOUNDS = ("max_abs_error", "max_temporal_difference", "max_log_spectral_distance_db",
-               "max_lpips")  # fmt: skip
+_MAX_BOUNDS = ("max_abs_error", "max_temporal_difference", "max_log_spectral_distance_db")
 
 
 def _loosest_of(blocks: Sequence[_B]) -> _B:
@@ -42,6 +41,4 @@ def combined(named: Sequence[tuple[str, ParityTolerance]]) -> ParityTolerance:
     for modality in ("image", "video", "audio"):
         blocks = [b for t in tolerances if (b := getattr(t, modality)) is not None]
         fields[modality] = _loosest_of(blocks) if blocks else None
-    perceptual: list[PerceptualBound] = [t.perceptual for t in tolerances if t.perceptual]
-    fields["perceptual"] = _loosest_of(perceptual) if perceptual else None
     return ParityTolerance.model_validate(fields)

@@ -1,8 +1,6 @@
-"""Per output of a parity case: decode both sides, compare, judge against the tolerance (LPIPS
-where the tolerance bounds it and the weights are on the host, recorded as absent with the
-reason where not), and store the evidence a reviewer looks at (both media, reference |
-candidate thumbnails and the amplified difference; the worst frame for video; the spectrogram
-difference for audio).
+"""Per output of a parity case: decode both sides, compare, judge against the tolerance, and
+store the evidence a reviewer looks at (both media, reference | candidate thumbnails and the
+amplified difference; the worst frame for video; the spectrogram difference for audio).
 
 Every stored file is content-addressed through the check's artifact sink, and each pair names
 its files by sha256 so the report can embed them from the evidence directory."""
@@ -16,7 +14,6 @@ from omniqual.compare import (
     AudioComparison,
     Comparison,
     ImageComparison,
-    LpipsResult,
     MediaDecodeError,
     ParityTolerance,
     VideoComparison,
@@ -28,7 +25,6 @@ from omniqual.compare import (
     decode_video,
     difference_png,
     judge,
-    lpips_distance,
     spectrogram_difference_png,
     thumbnail_png,
 )
@@ -56,8 +52,6 @@ class OutputPair:
     spectrogram_difference) -> sha256 of the stored file."""
     frame: int | None = None
     """For video: the frame the thumbnails show (the worst one)."""
-    lpips: LpipsResult | None = None
-    """Set where the tolerance bounds LPIPS: the distance, or why it is absent."""
 
     @property
     def label(self) -> str:
@@ -103,30 +97,12 @@ def pair_outputs(
     except MediaDecodeError as exc:
         return OutputPair(case_id, index, None, (f"{label}: undecodable output: {exc}",),
                           False, files)  # fmt: skip
-    reasons = list(judge(comparison, tolerance))
-    lpips = _lpips(kind, reference, candidate, tolerance)
-    bound = tolerance.perceptual
-    if bound and lpips and lpips.value is not None and lpips.value > bound.max_lpips:
-        reasons.append(f"lpips_{lpips.net} {lpips.value:.4g} above the maximum "
-                       f"{bound.max_lpips:.4g}")  # fmt: skip
-    failures = tuple(f"{label}: {reason}" for reason in reasons)
+    failures = tuple(f"{label}: {reason}" for reason in judge(comparison, tolerance))
     frame = None
     # A picture that cannot be drawn (mismatched shapes) leaves the metrics standing.
     with contextlib.suppress(MediaDecodeError, ValueError):
         frame = _visuals(sink, kind, label, reference, candidate, comparison, options, files)
-    return OutputPair(case_id, index, comparison, failures, is_identical(comparison), files, frame,
-                      lpips)  # fmt: skip
-
-
-def _lpips(
-    kind: str, reference: bytes, candidate: bytes, tolerance: ParityTolerance
-) -> LpipsResult | None:
-    bound = tolerance.perceptual
-    if bound is None:
-        return None
-    if kind != "image":
-        return LpipsResult(None, f"LPIPS is judged on images only, not {kind}", bound.net)
-    return lpips_distance(decode_image(reference), decode_image(candidate), net=bound.net)
+    return OutputPair(case_id, index, comparison, failures, is_identical(comparison), files, frame)
 
 
 def _put(sink: ArtifactSink, data: bytes, kind: str, role: str, name: str) -> str:

@@ -59,18 +59,9 @@ def pair_entry(pair: OutputPair, kind: str) -> dict[str, JsonValue]:
         "identical": pair.identical,
         "frame": pair.frame,
         "files": dict(pair.files),
-        "metrics": {**pair_metrics(pair.comparison), **_lpips(pair)},
+        "metrics": pair_metrics(pair.comparison),
         "failures": list(pair.failures),
     }
-
-
-def _lpips(pair: OutputPair) -> dict[str, JsonValue]:
-    if pair.lpips is None:
-        return {}
-    name = f"lpips_{pair.lpips.net}"
-    if pair.lpips.value is None:
-        return {name: None, f"{name}_absent": pair.lpips.absent_reason}
-    return {name: pair.lpips.value}
 
 
 def pair_measurements(pairs: Sequence[OutputPair]) -> tuple[Measurement, ...]:
@@ -78,8 +69,6 @@ def pair_measurements(pairs: Sequence[OutputPair]) -> tuple[Measurement, ...]:
     for pair in pairs:
         if pair.comparison is not None:
             found += pair.comparison.to_measurements(prefix=f"{pair.label}: ")
-        if pair.lpips is not None:
-            found += pair.lpips.to_measurements(prefix=f"{pair.label}: image_")
     psnrs = [
         p.comparison.psnr_db
         for p in pairs

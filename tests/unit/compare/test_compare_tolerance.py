@@ -42,6 +42,12 @@ def test_unknown_fields_are_refused() -> None:
         tolerance(image={"min_psnr": 30})
 
 
+def test_an_lpips_bound_is_refused_since_nothing_computes_lpips() -> None:
+    """Loading it and judging pixels alone would pass a bound that was never checked."""
+    with pytest.raises(ValidationError, match="LPIPS is not computed"):
+        tolerance(image={"min_psnr_db": 30}, perceptual={"max_lpips": 0.2, "net": "alex"})
+
+
 def test_an_image_within_tolerance_has_no_failures() -> None:
     bound = tolerance(image={"min_psnr_db": 30, "min_ssim": 0.9, "max_abs_error": 5})
     assert judge(compare_images(FLAT, FLAT + 5), bound) == ()
