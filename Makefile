@@ -12,8 +12,15 @@ OUT ?= out
 # one core) and output comparisons; gates that measure time or memory still run alone. A bigger
 # host: JOBS=auto (by GPUs, else by cores).
 JOBS ?= 2
+# The tests in tracks (tests/conftest.py): `fast` (unit and golden, no live server), then the
+# live tracks of vLLM-Omni's CI. `make integration LIVE_TRACKS=reliability` runs one of them.
+LIVE_TRACKS ?= function or accuracy or performance or reliability
+PYTEST := $(BIN)/pytest -q --durations=25
+# The live tests' one checkpoint cache (tests/integration/conftest.py): each bundled pipeline is
+# built once and reused by every test and run until its recipe changes (`make clean` drops it).
+export OMNIQUAL_EMBEDDED_CACHE ?= $(CURDIR)/.omniqual/cache/embedded
 
-.PHONY: setup browser qualify qualify-full test lint unit integration bench clean
+.PHONY: setup browser qualify qualify-full test test-fast static lint unit integration bench clean
 
 setup: $(STAMP)
 
@@ -40,19 +47,32 @@ qualify: setup
 qualify-full: setup
 	$(BIN)/omniqual run $(FULL_CAMPAIGN) --jobs $(JOBS) --output $(OUT)
 
-lint: setup
+# Style and types. The import-layer contract runs once in `make test`: as a fast-tier test
+# (tests/unit/test_architecture.py runs lint-imports).
+static: setup
 	$(BIN)/ruff check omniqual tests
 	$(BIN)/mypy
+
+lint: static
 	$(BIN)/lint-imports
+
+# The edit loop: the fast tier alone, stopping at its first failure.
+test-fast: setup
+	$(PYTEST) -m fast -x
 
 unit: setup
 	$(BIN)/pytest -q tests/unit
 
 integration: setup browser
-	$(BIN)/pytest -q tests/integration
+	$(PYTEST) -m "$(LIVE_TRACKS)"
 
-test: lint browser
-	$(BIN)/pytest -q
+# Everything, as CI runs it (.ci/run): style and types, the fast tier (stopping at its first
+# failure, so a broken unit test shows in minutes, not after the live servers), then the live
+# tracks in their order (function, accuracy, performance, reliability; tests/conftest.py).
+# pytest-timeout bounds every test: 120 s in the fast tier, 1200 s or the test's own when live.
+test: static browser
+	$(PYTEST) -m fast -x
+	$(PYTEST) -m "$(LIVE_TRACKS)"
 
 bench: setup
 	$(PY) tests/bench/bench_loadgen.py

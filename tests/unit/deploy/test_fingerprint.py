@@ -15,6 +15,7 @@ import pytest
 
 from omniqual.deploy import fingerprint
 from omniqual.deploy.fingerprint import collect_fingerprint, git_state, nvml_gpus
+from tests.requirements import require_or_skip
 
 
 def test_fingerprint_describes_this_host() -> None:
@@ -98,7 +99,13 @@ def test_cpu_model_is_never_empty() -> None:
     assert fingerprint.cpu_model().strip()
 
 
-needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.fixture
+def git_installed() -> None:
+    if shutil.which("git") is None:
+        require_or_skip("git", "install it from the system's packages (apt-get install git)")
+
+
+needs_git = pytest.mark.usefixtures("git_installed")
 
 
 def git(cwd: Path, *args: str) -> None:
