@@ -9,6 +9,7 @@ from omniqual.checks.base import Check
 
 BUILTIN: dict[str, str] = {
     "api_contract": "omniqual.checks.api_contract:ApiContractCheck",
+    "field_effect": "omniqual.checks.field_effect:FieldEffectCheck",
     "strict_load": "omniqual.checks.strict_load:StrictLoadCheck",
     "fails_fast": "omniqual.checks.fails_fast:FailsFastCheck",
     "fails_fast_request": "omniqual.checks.fails_fast:FailsFastRequestCheck",

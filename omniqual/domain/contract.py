@@ -1,7 +1,8 @@
 """The frozen API contract of one model (SKILL Gate 0): per endpoint and task, every public field
 with its type, official default, inclusive limits, alignment and enumerations; the file inputs
-with their counts, MIME types and byte caps; the tiny probe request; the expected output; and the
-declared deviations of a release (known, reasoned differences that are recorded, never passed).
+with their counts, MIME types, byte and pixel caps; the tiny probe request; the expected output
+(video codec and frame rate too); the declared deviations of a release (known, reasoned
+differences that are recorded, never passed); and the served paths it leaves out of scope.
 
 This is the ``gates/contracts/<model>.yaml`` schema; :mod:`omniqual.specs.contracts` loads it
 with ``file:line`` errors. Only data lives here: case generation is in ``omniqual.checks``.
@@ -24,6 +25,8 @@ ApiMode = Literal[
 ]
 FieldType = Literal["int", "float", "str", "bool", "size"]
 """``size`` is a ``WIDTHxHEIGHT`` string; its limits and alignment apply to each side."""
+VideoCodec = Literal["h264", "hevc", "av1", "vp9", "mpeg4"]
+"""An MP4's video codec, as its sample entry names it (``omniqual.checks.api_contract.mp4``)."""
 
 ENDPOINT_PATHS: dict[str, str] = {
     "images-generations": "/v1/images/generations",
@@ -34,6 +37,18 @@ ENDPOINT_PATHS: dict[str, str] = {
     "chat-completions": "/v1/chat/completions",
 }
 MULTIPART_MODES = frozenset({"images-edits", "videos-async", "videos-sync"})
+JOB_PATHS: dict[str, tuple[str, ...]] = {
+    "videos-async": ("/v1/videos/{video_id}", "/v1/videos/{video_id}/content"),
+}
+"""Routes an endpoint's cases exercise beside its own path (the async job's status, content and
+DELETE, and the job list on the create path): a contract with the endpoint covers them."""
+_PATH_PARAM = re.compile(r"\{[^}/]*\}")
+
+
+def path_template(path: str) -> str:
+    """A route path without its parameter names or trailing slash: ``/v1/videos/{id}`` and
+    ``/v1/videos/{video_id}/`` are one route."""
+    return _PATH_PARAM.sub("{}", path.rstrip("/") or "/")
 
 
 class _Spec(BaseModel):
@@ -75,6 +90,13 @@ class FieldContract(_Spec):
         description="Numeric fields only: the source that says a limit left out really is "
         "unbounded. Without it a missing min or max is a spec error (a gap, not a choice).",
     )
+    effect: Literal["output", "none"] = Field(
+        default="output",
+        description="Whether a legal change of this optional field changes the generated output "
+        "(the field-effect gate requires it, SKILL G0-23); `none` exempts a field that only "
+        "shapes the transport, the logs or memory, with its reason in `effect_reason`.",
+    )
+    effect_reason: str = Field(default="", description="Why `effect: none` (required with it).")
 
     @property
     def rejects_misaligned(self) -> bool:
@@ -98,6 +120,12 @@ class InputContract(_Spec):
     probe_count: int = Field(default=0, ge=0, description="How many the probe request sends.")
     media_types: tuple[str, ...] = ("image/png",)
     max_bytes: int | None = Field(default=None, ge=1, description="Per-file byte cap (413).")
+    max_total_bytes: int | None = Field(
+        default=None, ge=1, description="Byte cap on all this input's files together (413)."
+    )
+    max_pixels: int | None = Field(
+        default=None, ge=1, description="Cap on an image's decoded width x height (400 or 413)."
+    )
     source: str = ""
 
 
@@ -118,6 +146,14 @@ class OutputContract(_Spec):
     sample_rate: int | None = Field(default=None, ge=1)
     channels: int | None = Field(default=None, ge=1)
     length_tolerance_s: float = Field(default=0.05, ge=0)
+    codec: VideoCodec | None = Field(
+        default=None, description="Video: the codec every MP4 carries (its stsd sample entry)."
+    )
+    fps_field: str | None = Field(default=None, description="Video: field giving the frame rate.")
+    default_fps: float | None = Field(
+        default=None, gt=0, description="Video: the frame rate when the request sets none."
+    )
+    fps_tolerance: float = Field(default=0.01, ge=0, description="Frames per second.")
 
 
 class EndpointContract(_Spec):
@@ -183,6 +219,14 @@ class ParityPair(_Spec):
     compare: Literal["bytes", "pixels"]
 
 
+class OutOfScopeEndpoint(_Spec):
+    """A path the server serves that this model's contract leaves out, with the reason a reviewer
+    reads (e.g. "the speech API: SD3 generates no audio")."""
+
+    path: str = Field(pattern=r"^/", description="As GET /openapi.json lists it, templates too.")
+    why: str = Field(min_length=1)
+
+
 class ModelContract(_Spec):
     schema_version: int = 1
     model: str = Field(min_length=1)
@@ -192,6 +236,18 @@ class ModelContract(_Spec):
     endpoints: tuple[EndpointContract, ...] = Field(min_length=1)
     parity: tuple[ParityPair, ...] = ()
     deviations: tuple[Deviation, ...] = ()
+    out_of_scope_endpoints: tuple[OutOfScopeEndpoint, ...] = Field(
+        default=(), description="Served paths the contract leaves out on purpose, each with why "
+        "(SKILL G0-21: every public endpoint is in the contract or listed here).",
+    )  # fmt: skip
+
+    def covered_paths(self) -> frozenset[str]:
+        """The paths the contract's endpoints own (their job routes too), as path templates."""
+        return frozenset(
+            path
+            for endpoint in self.endpoints
+            for path in (endpoint.path, *JOB_PATHS.get(endpoint.api_mode, ()))
+        )
 
     def endpoint(self, api_mode: str) -> EndpointContract | None:
         return next((e for e in self.endpoints if e.api_mode == api_mode), None)

@@ -18,6 +18,7 @@ SECTION_BY_KIND: Mapping[str, str] = {
     # Built-in check kinds (omniqual.checks.registry.BUILTIN).
     "api_contract": "contract",
     "fails_fast": "contract",
+    "field_effect": "contract",
     "strict_load": "accuracy",
     "soak": "performance",
     "abort": "fault",

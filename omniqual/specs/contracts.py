@@ -1,12 +1,19 @@
 """Load ``gates/contracts/<model>.yaml`` (the frozen API contract of one model) with ``file:line``
 errors: the schema first, then the cross-field rules a schema cannot say (limits in order, probe
 values inside the contract, every numeric field bounded with its source or explicitly unbounded
-by one, video outputs checked for shape and frames, parity pairs that exist)."""
+by one, video outputs checked for shape and frames, parity pairs that exist, out-of-scope paths
+declared once and owned by no endpoint)."""
 
 import math
 from pathlib import Path
 
-from omniqual.domain.contract import EndpointContract, FieldContract, ModelContract
+from omniqual.domain.contract import (
+    EndpointContract,
+    FieldContract,
+    InputContract,
+    ModelContract,
+    path_template,
+)
 from omniqual.specs.source import Loc, SpecError, SpecProblem, YamlDocument, load_spec
 
 
@@ -27,6 +34,7 @@ def load_contract(path: Path) -> ModelContract:
             problems.append(doc.problem((*loc, "api_mode"), "endpoint declared twice"))
         seen.add(endpoint.api_mode)
         problems.extend(_endpoint_problems(doc, loc, endpoint))
+    problems.extend(_scope_problems(doc, contract))
     for index, pair in enumerate(contract.parity):
         for side in ("a", "b"):
             if getattr(pair, side) not in seen:
@@ -35,6 +43,22 @@ def load_contract(path: Path) -> ModelContract:
     if problems:
         raise SpecError(problems)
     return contract
+
+
+def _scope_problems(doc: YamlDocument, contract: ModelContract) -> list[SpecProblem]:
+    """An out-of-scope path is declared once and is no path the contract's endpoints own."""
+    problems: list[SpecProblem] = []
+    owned = {path_template(p) for p in contract.covered_paths()}
+    seen: set[str] = set()
+    for index, entry in enumerate(contract.out_of_scope_endpoints):
+        where: Loc = ("out_of_scope_endpoints", index, "path")
+        key = path_template(entry.path)
+        if key in owned:
+            problems.append(doc.problem(where, f"{entry.path} is an endpoint of this contract"))
+        elif key in seen:
+            problems.append(doc.problem(where, f"{entry.path} declared out of scope twice"))
+        seen.add(key)
+    return problems
 
 
 def _endpoint_problems(
@@ -58,6 +82,7 @@ def _endpoint_problems(
             problems.append(doc.problem((*where, "min_count"), "greater than max_count"))
         if not spec_input.min_count <= spec_input.probe_count <= spec_input.max_count:
             problems.append(doc.problem((*where, "probe_count"), "outside min_count..max_count"))
+        problems.extend(doc.problem((*where, k), m) for k, m in _cap_problems(spec_input))
     output = endpoint.output
     if output.kind == "video":
         for key in ("size_field", "frames_field"):
@@ -68,6 +93,10 @@ def _endpoint_problems(
             elif named not in endpoint.probe:
                 message = f"the probe sets {named!r}, so every video's {key[:-6]} is checked"
                 problems.append(doc.problem((*loc, "probe"), message))
+    video_only = ("codec", "fps_field", "default_fps")
+    for key in video_only if output.kind != "video" else ():
+        if getattr(output, key) is not None:
+            problems.append(doc.problem((*loc, "output", key), "only a video output has one"))
     for key in (
         "count_field",
         "size_field",
@@ -75,11 +104,33 @@ def _endpoint_problems(
         "frames_field",
         "length_field",
         "speed_field",
+        "fps_field",
     ):
         named = getattr(output, key)
         if named is not None and named not in names:
             problems.append(doc.problem((*loc, "output", key), f"{named!r} is not a field"))
     return problems
+
+
+def _cap_problems(spec: InputContract) -> list[tuple[str, str]]:
+    """An aggregate cap only several files within every other limit can pass; a pixel cap needs
+    an input that takes files at all."""
+    found: list[tuple[str, str]] = []
+    total = spec.max_total_bytes
+    if total is not None and spec.max_count < 2:
+        found.append(("max_total_bytes", "an aggregate cap is passed only by several files: "
+                      "max_count must be 2 or more"))  # fmt: skip
+    elif (
+        total is not None
+        and spec.max_bytes is not None
+        and (total >= spec.max_count * spec.max_bytes)
+    ):
+        message = (f"no {spec.max_count} files under max_bytes ({spec.max_bytes}) together "
+                   f"exceed {total}: the cap cannot be passed")  # fmt: skip
+        found.append(("max_total_bytes", message))
+    if spec.max_pixels is not None and spec.max_count == 0:
+        found.append(("max_pixels", "the input takes no file"))
+    return found
 
 
 def _shown(limit: float) -> str:
@@ -103,6 +154,11 @@ def _field_problems(spec: FieldContract) -> list[tuple[str, str]]:
         found.append(("enum", "only str fields take an enum"))
     if spec.min_length is not None and spec.type != "str":
         found.append(("min_length", "only str fields take min_length"))
+    # An exemption from the field-effect gate is a claim a reviewer must be able to read.
+    if spec.effect == "none" and not spec.effect_reason.strip():
+        found.append(("effect_reason", "`effect: none` needs its reason in effect_reason"))
+    if spec.effect_reason and spec.effect != "none":
+        found.append(("effect_reason", "only a field with `effect: none` takes an effect_reason"))
     if spec.multiple_of is not None and spec.type not in ("int", "size"):
         found.append(("multiple_of", "only int and size fields are aligned"))
     if spec.type in ("str", "bool") and (spec.min is not None or spec.max is not None):

@@ -15,6 +15,7 @@ AXES = ROOT / "tests" / "data" / "mini-project" / "matrices" / "axes.yaml"
 
 EXPECTED = {
     "api-contract": Track.FUNCTION,
+    "field-effect": Track.FUNCTION,
     "strict-load": Track.FUNCTION,
     "fails-fast": Track.FUNCTION,
     "isolation": Track.FUNCTION,

@@ -1,0 +1,135 @@
+"""The field-effect gate on a fake that honours every field (field_fake.py), broken in one place
+per test: a field it silently ignores fails naming that field (G0-23); a served default other
+than the official one fails naming that field, found by stating one default at a time (G0-03); a
+seed that does not reproduce makes the gate invalid, saying so; the faithful fake passes, with
+every compared pair recorded as a measurement and the compared outputs stored by sha256."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+
+import httpx
+
+from omniqual.checks.base import CheckContext, CheckOutcome, TargetInfo
+from omniqual.checks.field_effect import FieldEffectCheck, FieldEffectParams
+from omniqual.client import OmniClient
+from omniqual.domain.gate import GateSpec
+from omniqual.domain.outcomes import GateOutcome
+from tests.fakes.check_context import Harness, row
+from tests.fakes.fake_core import Outcome, Reply
+from tests.unit.checks.field_effect.field_fake import CONTRACTS, FieldFake
+
+TESTED = ("size", "n", "num_inference_steps", "guidance_scale", "seed", "negative_prompt")
+"""The fields of the test contract that must change the output (the others say `effect: none`)."""
+
+
+def _run(fake: FieldFake, **params: object) -> tuple[CheckOutcome, Harness]:
+    harness = Harness()
+    ctx = CheckContext(
+        gate=GateSpec(id="field-effect", kind="field_effect", version=1),
+        row=row("images-generations"),
+        target=TargetInfo(url="http://fake.invalid", label="fake"),
+        artifacts=harness.sink,
+        project_root=Path("."),
+        make_client=lambda: OmniClient("http://fake.invalid", transport=fake.transport()),
+        progress=harness.on_progress,
+    )
+    parsed = FieldEffectParams.model_validate({"contracts_dir": str(CONTRACTS), **params})
+    return asyncio.run(FieldEffectCheck().run(ctx, parsed)), harness
+
+
+def _named(outcome: CheckOutcome, prefix: str) -> list[str]:
+    return [r for r in outcome.reasons if r.startswith(prefix)]
+
+
+def _case_outcomes(outcome: CheckOutcome) -> Mapping[str, GateOutcome]:
+    return {case.id: case.outcome for case in outcome.cases}
+
+
+def test_a_field_the_server_silently_ignores_fails_naming_it() -> None:
+    outcome, _ = _run(FieldFake(ignores={"guidance_scale"}))
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    (ignored,) = _named(outcome, "ignored_field")
+    assert "images-generations guidance_scale" in ignored
+    assert "4.0" in ignored  # the two values sent are named
+    cases = _case_outcomes(outcome)
+    assert cases["images-generations/effect/guidance_scale"] is GateOutcome.FAILED
+    for field in set(TESTED) - {"guidance_scale"}:
+        assert cases[f"images-generations/effect/{field}"] is GateOutcome.PASSED, field
+    assert not _named(outcome, "default_differs"), outcome.reasons
+
+
+def test_a_served_default_other_than_the_official_one_fails_naming_the_field() -> None:
+    outcome, _ = _run(FieldFake(defaults={"num_inference_steps": 8}))
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    (differs,) = _named(outcome, "default_differs")
+    assert "images-generations num_inference_steps" in differs and "4" in differs
+    cases = _case_outcomes(outcome)
+    assert cases["images-generations/defaults"] is GateOutcome.FAILED
+    assert cases["images-generations/default/num_inference_steps"] is GateOutcome.FAILED
+    for field in ("size", "n", "guidance_scale", "response_format"):
+        assert cases[f"images-generations/default/{field}"] is GateOutcome.PASSED, field
+    assert not _named(outcome, "ignored_field"), outcome.reasons
+
+
+def test_a_server_whose_same_seed_answers_differ_is_invalid_for_that_reason() -> None:
+    outcome, _ = _run(FieldFake(reproducible=False))
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    (reason,) = _named(outcome, "not_reproducible")
+    assert "images-generations" in reason and "same seed" in reason
+    # Nothing is judged on a baseline that does not reproduce: no field is called ignored.
+    assert not _named(outcome, "ignored_field") and not _named(outcome, "default_differs")
+
+
+def test_a_faithful_server_passes_and_records_every_pair() -> None:
+    fake = FieldFake()
+    outcome, harness = _run(fake)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    cases = _case_outcomes(outcome)
+    for field in TESTED:
+        assert cases[f"images-generations/effect/{field}"] is GateOutcome.PASSED, field
+    # Exempt fields are not sent, and say why.
+    exempt = {c.id: c for c in outcome.cases if c.outcome is GateOutcome.SKIPPED}
+    assert exempt["images-generations/effect/user"].note == "an end-user id for the logs only"
+    assert not any("user" in body for body in fake.bodies)
+    # Fields without an official default are skipped by the defaults check and recorded.
+    assert cases["images-generations/default/seed"] is GateOutcome.SKIPPED
+    assert cases["images-generations/defaults"] is GateOutcome.PASSED
+    # Every pair's metric is a measurement with its unit; each pair names what it compared.
+    units = {m.name: m.unit for m in outcome.measurements}
+    assert units["images-generations baseline: identical"] == "bool"
+    assert units["images-generations guidance_scale=4.0 vs 9.0: psnr"] == "dB"
+    stored = {a.sha256 for a in harness.sink.artifacts}
+    block = outcome.effective["field_effect"]
+    assert isinstance(block, list)
+    pairs = [pair for endpoint in block for pair in endpoint["pairs"]]  # type: ignore[index]
+    assert len(pairs) == len(TESTED) + 2  # the baseline, each field, omitted vs stated defaults
+    for pair in pairs:
+        for side in ("a", "b"):
+            assert pair[side]["sha256"] and set(pair[side]["sha256"]) <= stored, pair
+
+
+def test_a_reproducible_jitter_is_the_spread_not_an_effect() -> None:
+    """Same-seed answers a level or two apart: a field's effect lies far beyond that spread and
+    an equal default within it, so the faithful server still passes, and one that ignores a
+    field still fails."""
+    outcome, _ = _run(FieldFake(jitter=1))
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    outcome, _ = _run(FieldFake(jitter=1, ignores={"negative_prompt"}))
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    (ignored,) = _named(outcome, "ignored_field")
+    assert "negative_prompt" in ignored and "within" in ignored
+
+
+def test_a_refused_legal_value_is_undecided_not_passed() -> None:
+    class RefusesLargeN(FieldFake):
+        def plan(self, request: httpx.Request) -> Outcome:
+            if request.method == "POST" and b'"n":2' in request.content:
+                return Reply(self.error(400, "n above 1 is not served", "n"), "POST")
+            return super().plan(request)
+
+    outcome, _ = _run(RefusesLargeN())
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert any("images-generations n" in r and "HTTP 400" in r for r in outcome.reasons)
