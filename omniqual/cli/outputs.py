@@ -10,6 +10,7 @@ from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.recommendation import Recommendation
 from omniqual.domain.result import GateResult
 from omniqual.domain.run import RunSummary
+from omniqual.domain.skill_rules import RuleCatalogue
 from omniqual.domain.verdict_stability import StabilityTable
 from omniqual.engine.campaign import CampaignOutcome
 from omniqual.engine.matrix_service import (
@@ -20,6 +21,7 @@ from omniqual.engine.matrix_service import (
 )
 from omniqual.evidence.artifacts import ARTIFACTS_DIR
 from omniqual.evidence.store import find_runs, read_run
+from omniqual.report.campaign_scope_view import CampaignScope
 from omniqual.report.claims_audit import audit_claims
 from omniqual.report.claims_markdown import parse_claims
 from omniqual.report.csv_export import write_csv
@@ -29,6 +31,7 @@ from omniqual.report.support_claims import support_claims_view
 from omniqual.report.support_claims_view import SupportClaimsView
 from omniqual.specs.campaign import LoadedCampaign
 from omniqual.specs.feature_tables import load_feature_tables
+from omniqual.specs.rules import load_rule_catalogue, rules_dir
 
 
 def run_evidence(
@@ -46,7 +49,25 @@ def run_evidence(
                        gate_kinds=gate_kinds(project), gate_tracks=gate_tracks(project),
                        full_report=full_report,
                        support_claims=support_claims(compiled, matrix, claims),
-                       recommendations=recommendations(project, compiled, seen))  # fmt: skip
+                       recommendations=recommendations(project, compiled, seen),
+                       rules=skill_rules(project))  # fmt: skip
+
+
+def skill_rules(project: ProjectMatrix) -> RuleCatalogue | None:
+    """The production skill's rules (``gates/rules/``), traces checked against the project's
+    gates; None where the project has none (the report leaves the block out)."""
+    directory = rules_dir(project.project.gates)
+    return load_rule_catalogue(directory, gate_kinds(project)) if directory.is_dir() else None
+
+
+def campaign_scope(outcome: CampaignOutcome, loaded: LoadedCampaign) -> CampaignScope:
+    """The rows ``outcome``'s plan qualified in full and those it only sampled."""
+    return CampaignScope(
+        campaign=loaded.campaign.name,
+        in_full=tuple(r.row for r in outcome.reached if r.full),
+        sampled=tuple((r.row, r.left_out) for r in outcome.reached if not r.full),
+        full_campaign=loaded.campaign.full_campaign,
+    )
 
 
 def recommendations(project: ProjectMatrix, compiled: CompiledMatrix,
@@ -142,6 +163,8 @@ def write_reports(
         support_claims=support_claims(outcome.compiled, loaded.matrix_path),
         stability=stability,
         recommendations=recommendations(project, outcome.compiled, seen),
+        campaign=campaign_scope(outcome, loaded),
+        rules=skill_rules(project),
     )
     for fmt in spec.formats:
         matrix_path = output / f"matrix.{fmt}"

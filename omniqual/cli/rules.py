@@ -3,7 +3,8 @@
 Without evidence: how many rules of each group are decided, partial, human, missing or out of
 scope, then one line per rule. With ``--matrix`` and ``--evidence``: per rule and row of that
 matrix, whether the rule was decided there and by which result (a gate's latest result on the
-row passed or failed)."""
+row passed or failed). The evaluation is the report's (``omniqual.report.rule_verdicts``), so
+this listing and the run report's "Skill rules covered" block never disagree."""
 
 from pathlib import Path
 
@@ -12,23 +13,9 @@ import typer
 from omniqual.cli.exits import user_errors
 
 
-def _trace_text(rule: object) -> str:
-    from omniqual.domain.skill_rules import CompileRule, GateCase, SkillRule
-
-    assert isinstance(rule, SkillRule)
-    parts = []
-    for trace in rule.decided_by:
-        if isinstance(trace, GateCase):
-            parts.append(f"{trace.gate}/{trace.case}")
-        elif isinstance(trace, CompileRule):
-            parts.append(f"compile {trace.compile_rule}")
-        else:
-            parts.append(f"report {trace.report_section}")
-    return ", ".join(parts) or "-"
-
-
 def _print_coverage(catalogue: object) -> None:
     from omniqual.domain.skill_rules import STATUS_ORDER, RuleCatalogue, coverage, totals
+    from omniqual.report.skill_rules_view import trace_text
 
     assert isinstance(catalogue, RuleCatalogue)
     groups = coverage(catalogue)
@@ -43,7 +30,7 @@ def _print_coverage(catalogue: object) -> None:
     typer.echo("")
     for rule in catalogue.rules:
         typer.echo(f"{rule.id}  {rule.status.value:<12} {rule.mode.value:<13} {rule.statement}")
-        typer.echo(f"        decided by: {_trace_text(rule)}")
+        typer.echo(f"        decided by: {trace_text(rule)}")
         gap = rule.missing or rule.reason
         if gap:
             typer.echo(f"        {'reason' if rule.reason else 'missing'}: {gap}")
@@ -56,7 +43,6 @@ def rules_command(
     root: Path | None = typer.Option(None, "--root", help="Project root (default: found)."),
 ) -> None:
     """The skill's rules and what decides each: coverage, or per row of a matrix."""
-    from omniqual.domain.skill_rules import LatestResult, latest_results, rule_on_row
     from omniqual.specs.gates import load_gates
     from omniqual.specs.matrix import load_catalog
     from omniqual.specs.project import find_project
@@ -73,17 +59,14 @@ def rules_command(
         return
     from omniqual.engine.matrix_service import load_project_matrix
     from omniqual.evidence.run_reader import iter_results
+    from omniqual.report.rule_verdicts import rule_verdicts
 
     rows = [str(row.key) for row in load_project_matrix(matrix).matrix.rows]
-    found = [
-        (LatestResult(r.gate_id, r.row, r.outcome, r.result_id), r.finished_at.timestamp())
-        for r in iter_results(evidence)
-    ]
-    latest = latest_results((f for f, _ in found), {f.result_id: t for f, t in found})
-    for rule in catalogue.rules:
+    for judged in rule_verdicts(catalogue, rows, iter_results(evidence)):
+        rule = judged.rule
         typer.echo(f"{rule.id}  {rule.status.value}  {rule.statement}")
-        for row in rows:
-            verdict = rule_on_row(rule, row, latest)
+        for verdict in judged.rows:
+            row = verdict.row
             mark = "decided    " if verdict.decided else "not decided"
             by = f" by {verdict.result_id}" if verdict.result_id else ""
             typer.echo(f"    {mark} {row}{by} ({verdict.why})")

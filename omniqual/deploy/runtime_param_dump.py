@@ -6,13 +6,19 @@ the serving environment. It resolves the pipeline class the way the server does
 linears ask for their tensor-parallel group at construction), replaces Hugging Face
 ``from_pretrained`` with a config-only construction so no weight file is opened, builds the
 pipeline under ``torch.device("meta")`` and the server's default dtype, and writes every
-parameter and persistent buffer per component as :class:`RuntimeParamList` JSON.
+parameter and persistent buffer per component as :class:`RuntimeParamList` JSON. With the
+serve's quantization arguments (``--quantization``, ``--diffusion-quantization-config``) the
+pipeline is built with them, as the server builds it, and every vLLM linear is listed with the
+class of the quant method attached to it at construction (the module census). The source files
+of the pipeline class and of each component vLLM-Omni builds itself are recorded too, for a
+static review of the model's own loading code.
 
 torch, vLLM and vLLM-Omni are imported only inside :func:`main`.
 """
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import socket
@@ -101,7 +107,30 @@ def _patch_from_pretrained(torch: Any, dtype: Any, made: dict[int, tuple[str, st
     module_class.to = to_unless_meta
 
 
-def build(checkpoint: Path, dtype_name: str, model_class_name: str | None) -> dict[str, Any]:
+def _linears(pipeline: Any) -> list[dict[str, str]]:
+    """Every module carrying a ``quant_method`` (vLLM's LinearBase) and that method's class."""
+    found = []
+    for name, module in pipeline.named_modules():
+        method = getattr(module, "quant_method", None)
+        if method is not None:
+            found.append({"name": name, "layer": type(module).__name__,
+                          "quant_method": type(method).__name__})  # fmt: skip
+    return found
+
+
+def _source_file(klass: type) -> str | None:
+    try:
+        return inspect.getsourcefile(klass)
+    except TypeError:  # a class defined outside any file (built in, or made at run time)
+        return None
+
+
+def build(
+    checkpoint: Path,
+    dtype_name: str,
+    model_class_name: str | None,
+    quantization: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     import torch
     import vllm_omni
     from vllm.config import set_current_vllm_config
@@ -113,7 +142,10 @@ def build(checkpoint: Path, dtype_name: str, model_class_name: str | None) -> di
     from vllm_omni.diffusion.vllm_config import create_diffusion_vllm_config
 
     dtype = getattr(torch, dtype_name)
-    extra = {"model_class_name": model_class_name} if model_class_name else {}
+    extra: dict[str, Any] = {"model_class_name": model_class_name} if model_class_name else {}
+    # The server's own aliases (``quantization``, ``diffusion_quantization_config``) go through
+    # the same normalisation as a serve's, so the census sees the config the server builds.
+    extra.update(quantization or {})
     od_config = OmniDiffusionConfig.from_kwargs(model=str(checkpoint), dtype=dtype, **extra)
     od_config.enrich_config()
     pipeline_cls = DiffusionModelRegistry._try_load_model_cls(od_config.model_class_name)
@@ -141,12 +173,14 @@ def build(checkpoint: Path, dtype_name: str, model_class_name: str | None) -> di
             torch.set_default_dtype(previous)
     sources = {s.prefix.rstrip("."): s.subfolder for s in getattr(pipeline, "weights_sources", ())}
     components, unowned = [], []
+    files = {"pipeline": _source_file(type(pipeline))}
     for name, child in pipeline.named_children():
         tensors = list(_tensors(child))
         if id(child) in made:
             subfolder, loader, class_name = made[id(child)]
         elif name in sources:
             subfolder, loader, class_name = sources[name] or ".", "vllm-omni", type(child).__name__
+            files[name] = _source_file(type(child))
         else:
             unowned += [{**t, "name": f"{name}.{t['name']}"} for t in tensors]
             continue
@@ -158,6 +192,8 @@ def build(checkpoint: Path, dtype_name: str, model_class_name: str | None) -> di
         "source": "meta-instantiation", "pipeline_class": type(pipeline).__name__,
         "dtype": dtype_name, "vllm_omni_version": getattr(vllm_omni, "__version__", ""),
         "components": components, "unowned": [t for t in unowned if t["kind"] == "parameter"],
+        "linears": _linears(pipeline),
+        "source_files": {k: v for k, v in files.items() if v is not None},
     }  # fmt: skip
 
 
@@ -167,8 +203,16 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--dtype", default="bfloat16")
     parser.add_argument("--model-class-name", default=None)
+    parser.add_argument("--quantization", default=None)
+    parser.add_argument("--diffusion-quantization-config", type=json.loads, default=None)
     args = parser.parse_args()
-    result = build(args.checkpoint, args.dtype, args.model_class_name)
+    quantization = {
+        key: value
+        for key, value in (("quantization", args.quantization),
+                           ("diffusion_quantization_config", args.diffusion_quantization_config))
+        if value is not None
+    }  # fmt: skip
+    result = build(args.checkpoint, args.dtype, args.model_class_name, quantization)
     args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
 
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +50,18 @@ class RuntimeComponent(BaseModel):
     params: tuple[RuntimeParam, ...]
 
 
+class RuntimeLinear(BaseModel):
+    """One vLLM linear layer of the built pipeline and the quant method attached to it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    """Full module name on the pipeline (``transformer.blocks.0.attn1.to_qkv``)."""
+    layer: str
+    quant_method: str
+    """Class name of its ``quant_method`` (``UnquantizedLinearMethod``, ``Fp8...Method``)."""
+
+
 class RuntimeParamList(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -60,6 +72,12 @@ class RuntimeParamList(BaseModel):
     components: tuple[RuntimeComponent, ...]
     unowned: tuple[RuntimeParam, ...] = ()
     """Parameters on the pipeline outside every component (full names)."""
+    linears: tuple[RuntimeLinear, ...] = ()
+    """Every module with a ``quant_method`` (vLLM's linears), built with the serve's
+    quantization flags: the module census of which linears a quantization reaches."""
+    source_files: dict[str, str] = Field(default_factory=dict)
+    """Source file of the pipeline class (``pipeline``) and of each component vLLM-Omni builds
+    itself (by component name), as the serving environment resolved them."""
 
     def component(self, name: str) -> RuntimeComponent | None:
         return next((c for c in self.components if c.name == name), None)
@@ -78,22 +96,26 @@ def dump_runtime_params(
     env: dict[str, str] | None = None,
     timeout_s: float = 600.0,
     log_path: Path | None = None,
+    quantization: tuple[str, ...] = (),
 ) -> RuntimeParamList:
     """Run the dump script with ``python`` (default: this interpreter) and parse its output.
 
     Its stdout/stderr go to ``log_path`` (or a temporary file) so vLLM's logging is kept as
-    evidence and never mixed with the JSON result.
+    evidence and never mixed with the JSON result. ``quantization`` holds the serve's
+    quantization arguments as the dump takes them (``("--quantization", "fp8")``, or
+    ``--diffusion-quantization-config JSON``), so the linear census shows what they reach.
     """
     interpreter = python or sys.executable
     # Building a pipeline on the meta device costs 15-25 s on 2 cores, and a campaign asks for
     # the same checkpoint once per row; bundled checkpoint directories are content-named, so
     # the answer for one directory cannot change within a process.
     key = (str(checkpoint_dir.resolve()), interpreter, dtype, model_class_name,
-           tuple(sorted((env or {}).items())))  # fmt: skip
+           tuple(sorted((env or {}).items())), quantization)  # fmt: skip
     cached = _DUMPS.get(key)
     if cached is not None:
         return cached
-    result = _dump(checkpoint_dir, interpreter, dtype, model_class_name, env, timeout_s, log_path)
+    result = _dump(checkpoint_dir, interpreter, dtype, model_class_name, env, timeout_s, log_path,
+                   quantization)  # fmt: skip
     _DUMPS[key] = result
     return result
 
@@ -109,6 +131,7 @@ def _dump(
     env: dict[str, str] | None,
     timeout_s: float,
     log_path: Path | None,
+    quantization: tuple[str, ...] = (),
 ) -> RuntimeParamList:
     with tempfile.TemporaryDirectory(prefix="omniqual-params-") as scratch:
         out = Path(scratch) / "params.json"
@@ -116,6 +139,7 @@ def _dump(
         argv = [interpreter, "-m", DUMP_MODULE, str(checkpoint_dir), str(out), "--dtype", dtype]
         if model_class_name:
             argv += ["--model-class-name", model_class_name]
+        argv += list(quantization)
         full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         logger.info("dumping runtime parameters of %s", checkpoint_dir)
         with log.open("ab") as handle:

@@ -25,6 +25,7 @@ class FaultStage(StrEnum):
     """Where in a request's life the injector's hooks sit."""
 
     ENCODE = "encode"  # text/condition encoding
+    ENCODED = "encoded"  # encoding done, denoising not begun (the latents' preparation)
     DENOISE = "denoise"  # the k-th denoising step
     DECODE = "decode"  # VAE decode / post-processing
     OUTPUT = "output"  # encoding the output for the response (image/video/audio bytes)
@@ -37,6 +38,7 @@ class FaultMode(StrEnum):
     HANG = "hang"  # sleep ``hang_s`` inside the stage
     EXIT = "exit"  # os._exit inside the process running the stage
     LATE = "late"  # wait ``hang_s`` then raise: a result/exception after the client cancelled
+    HOLD = "hold"  # wait ``hang_s`` at the point, then go on: a request held to be cancelled
 
 
 class FaultArm(BaseModel):

@@ -46,7 +46,7 @@ class GateTiming(_Frozen):
     started_at: datetime
     finished_at: datetime
     overlapped_with: str | None = None
-    """What ran at the same time (e.g. the target's start-up beside an offline strict-load)."""
+    """What ran at the same time (e.g. the target's start-up beside an offline checkpoint gate)."""
 
     @property
     def seconds(self) -> float:

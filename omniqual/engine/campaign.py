@@ -25,7 +25,7 @@ from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine import timing
 from omniqual.engine.agents import agent_hosts, check_agent_targets
-from omniqual.engine.campaign_scope import mark_left_out
+from omniqual.engine.campaign_scope import RowReach, mark_left_out, rows_reached
 from omniqual.engine.events import (
     EngineEvent,
     Observer,
@@ -66,6 +66,8 @@ class CampaignOutcome:
     skipped_as_done: int
     compiled: CompiledMatrix
     unplanned_rows: tuple[str, ...]
+    reached: tuple[RowReach, ...] = ()
+    """The rows the plan ran gates on: qualified in full or only sampled (the report says)."""
 
     def worst(self) -> GateOutcome | None:
         order = [GateOutcome.ERRORED, GateOutcome.FAILED, GateOutcome.INVALID]
@@ -121,7 +123,8 @@ async def run_campaign(
         full_name = os.path.relpath(full, Path.cwd())
         full_name = full.name if full_name.startswith("..") else full_name
     compiled = mark_left_out(compiled, plan.left_out, full_name)
-    return CampaignOutcome(writer.run_dir, results, skipped, compiled, plan.unplanned_rows)
+    return CampaignOutcome(writer.run_dir, results, skipped, compiled, plan.unplanned_rows,
+                           rows_reached(plan, project_matrix))  # fmt: skip
 
 
 def target_hosts(recipes: Sequence[LoadedRecipe], urls: Mapping[str, str] | None) -> dict[str, str]:
@@ -242,7 +245,7 @@ class _GroupRun:
         while remaining:
             if launched:
                 self.observe(TargetStarting(lead.recipe.id))  # a URL target is used, never started
-            # Checkpoint-only gates (strict-load: a meta-device build in a subprocess) run while
+            # Checkpoint-only gates (e.g. a meta-device build in a subprocess) run while
             # the server starts: nothing is being measured yet. They finish before any gate
             # that talks to the server begins.
             side = (asyncio.ensure_future(self._beside(beside, prepared, lead.recipe.id))

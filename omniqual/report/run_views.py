@@ -2,9 +2,11 @@
 checklist (ten sections), for the rows of the matrix and only those. Before the sections comes
 what a reviewer decides on: the states and coverage map, the findings (``findings``), the
 support claims when given (``support_claims_view``), the recommended deployment when given
-(``recommendation_view``), then the per-gate verdicts.
+(``recommendation_view``), what the campaign qualified in full or only sampled and the skill's
+rules this evidence decided when given (``campaign_scope_view``, ``skill_rules_view``), then the
+per-gate verdicts.
 
-``RunEvidence`` is the renderer's whole input (domain records only); ``run_report_view`` turns it
+``RunEvidence`` (``run_evidence``) is the renderer's whole input; ``run_report_view`` turns it
 into sections of plain strings. Results are routed to checklist sections by check kind; a kind
 the routing table does not know lands in a trailing "other gate evidence" section, never nowhere.
 A section without evidence says so and names the gate (or check kind) that would fill it.
@@ -12,15 +14,11 @@ A section without evidence says so and names the gate (or check kind) that would
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import CellState, GateOutcome
-from omniqual.domain.recommendation import Recommendation
 from omniqual.domain.result import GateResult
-from omniqual.domain.run import RunSummary
-from omniqual.domain.verdict_stability import StabilityTable
 from omniqual.report.abort_views import abort_blocks
 from omniqual.report.blocks import (
     NO_EVIDENCE,
@@ -33,6 +31,7 @@ from omniqual.report.blocks import (
     Table,
     non_empty,
 )
+from omniqual.report.campaign_scope_view import CampaignScopeView, campaign_scope_view
 from omniqual.report.checklist import (
     SECTION_BY_KIND,
     TRACK_BY_SECTION,
@@ -70,6 +69,8 @@ from omniqual.report.redact import (
     safe_text,
     view_without_local_paths,
 )
+from omniqual.report.run_evidence import RunEvidence
+from omniqual.report.skill_rules_view import SkillRulesView, skill_rules_view
 from omniqual.report.soak_views import soak_blocks, soak_tables
 from omniqual.report.stability_views import stability_section
 from omniqual.report.stage_views import STAGE_FILL, stage_blocks
@@ -80,47 +81,6 @@ from omniqual.report.timing_views import run_timing_blocks
 from omniqual.report.views import MatrixView, matrix_view
 
 __all__ = ["SECTION_BY_KIND", "RunEvidence", "RunReportView", "run_report_view"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunEvidence:
-    """Everything a run evidence report is drawn from."""
-
-    title: str
-    matrix: CompiledMatrix
-    runs: tuple[RunSummary, ...] = ()
-    results: tuple[GateResult, ...] = ()
-    """Results not inside ``runs`` (duplicates of run results are ignored)."""
-    scope: str = ""
-    """One line saying what this evidence covers (e.g. the task and hardware in scope)."""
-    artifact_dirs: tuple[Path, ...] = ()
-    """Content-addressed artifact directories (``<run>/artifacts``): the HTML report embeds the
-    parity pictures it finds there, rehashed, and every figure links its run's journal."""
-    report_dir: Path | None = None
-    """Where the report is written: evidence links are relative to it (None: as given)."""
-    gate_kinds: Mapping[str, str] = field(default_factory=dict)
-    """Gate id → check kind for the matrix's gates, so an empty section names the gate that
-    would fill it even when no result of that gate exists yet."""
-    gate_tracks: Mapping[str, str] = field(default_factory=dict)
-    """Gate id → the CI track its spec declares (the CI section prefers it to the kind's)."""
-    full_report: str = ""
-    """Where the complete report lives (e.g. ``report.html``), said when Markdown is trimmed."""
-    support_claims: SupportClaimsView | None = None
-    """The support table of the model under qualification (None: the section is left out)."""
-    stability: StabilityTable | None = None
-    """Verdicts of the same campaign run several times (``--repeat``): a section of its own."""
-    recommendations: tuple[Recommendation, ...] = ()
-    """``compile.recommend`` over this matrix and results, the headline objective first
-    (empty: the "Recommended deployment" section is left out)."""
-
-    def all_results(self) -> tuple[GateResult, ...]:
-        seen: dict[str, GateResult] = {}
-        for result in (*(r for run in self.runs for r in run.results), *self.results):
-            seen.setdefault(result.result_id, result)
-        return tuple(sorted(seen.values(), key=lambda r: (r.started_at, r.result_id)))
-
-    def links(self) -> EvidenceLinks:
-        return EvidenceLinks.from_artifact_dirs(self.artifact_dirs, self.report_dir)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +116,10 @@ class RunReportView:
     """Drawn after the support claims, before the verdicts; None leaves the section out."""
     findings_left_out: int = 0
     """Findings cut to fit a PR comment (they follow the listed ones in the full report)."""
+    campaign: CampaignScopeView | None = None
+    """Drawn after the coverage map; None leaves the section out."""
+    skill_rules: SkillRulesView | None = None
+    """Drawn after the recommended deployment; None leaves the block out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +350,10 @@ def run_report_view(evidence: RunEvidence) -> RunReportView:
         data_tables=tuple((6, t) for t in soak_tables(ctx.of("performance"), labels)),
         support_claims=evidence.support_claims,
         recommendation=recommendation_view(evidence.recommendations, labels, results, ctx.links),
-    )
+        campaign=(campaign_scope_view(evidence.campaign, matrix)
+                  if evidence.campaign is not None else None),
+        skill_rules=(skill_rules_view(evidence.rules, results, labels, evidence.full_report)
+                     if evidence.rules is not None else None),
+    )  # fmt: skip
     # Last, over every string of the view: each format drawn from it hides the same local paths.
     return view_without_local_paths(view, report_paths(r.provenance for r in everything))

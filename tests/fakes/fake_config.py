@@ -75,6 +75,11 @@ class FakeFaults(BaseModel):
     leaks_state_after_fault: bool = False  # after each fault images come out of another seed
     faulted_job_stuck: bool = False  # the faulted async job stays in_progress forever
     faulted_job_listed_unfinished: bool = False  # it fails, but the listing shows it in_progress
+    # A request served beside an abort (computing while another is cut or DELETEd) or beside an
+    # injected fault (arriving while the faulted request is in flight) answers 200 with other
+    # output than alone (pixels moved; a job's video of another identity): "succeeded", yet not
+    # its own output.
+    peers_answer_wrong: bool = False
 
 
 class FakeInjection(BaseModel):
@@ -82,6 +87,8 @@ class FakeInjection(BaseModel):
 
     control: Path
     record: Path
+    # The stages its release has hooks for (None: all): a fault armed elsewhere never fires.
+    stages: tuple[str, ...] | None = None
 
 
 class FakeConfig(BaseModel):

@@ -4,6 +4,7 @@ that every route uses."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -18,7 +19,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from tests.fakes.fake_config import FakeConfig
-from tests.fakes.fake_media import FormData, parse_form
+from tests.fakes.fake_media import FormData, parse_form, perturb_image, rng_for
 from tests.fakes.fake_validation import Checks, Rejection, rejection_from
 
 B = TypeVar("B", bound=BaseModel)
@@ -103,6 +104,22 @@ class Hang:
 
 
 Outcome = Reply | Drop | Hang
+
+
+def wrong_output(response: httpx.Response) -> httpx.Response:
+    """``peers_answer_wrong``: the same answer with every image's pixels moved (PNG ``b64_json``
+    items), or, for any other body, its bytes changed: a success that is not the request's own."""
+    try:
+        doc = response.json()
+    except ValueError:
+        return httpx.Response(response.status_code, content=response.content + b"\x00",
+                              headers=response.headers)  # fmt: skip
+    items = doc.get("data") if isinstance(doc, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("b64_json"):
+            moved = perturb_image(base64.b64decode(item["b64_json"]), 40, rng_for("wrong"))
+            item["b64_json"] = base64.b64encode(moved).decode()
+    return httpx.Response(response.status_code, json=doc)
 
 
 class FakeCore:

@@ -239,6 +239,8 @@ class FakeOmni(FakeCore):
             with self.lock:
                 self.state.waiting -= 1
                 self.state.running += 1
+            if self.config.injector is not None:
+                self._injector().ran()
             try:
                 await asyncio.sleep(work_s)
             finally:

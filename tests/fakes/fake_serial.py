@@ -9,7 +9,7 @@ import time
 
 import httpx
 
-from tests.fakes.fake_core import Drop, Hang
+from tests.fakes.fake_core import Drop, Hang, wrong_output
 from tests.fakes.fake_omni import FakeOmni
 
 
@@ -44,6 +44,7 @@ class SerialFakeOmni(FakeOmni):
                     self.state.waiting -= 1
                     self.state.running += 1
                 computing_since = time.perf_counter()
+                aborts_before = self.state.aborted
                 await asyncio.sleep(outcome.work_s)
         except asyncio.CancelledError:
             if computing_since is None:
@@ -58,4 +59,6 @@ class SerialFakeOmni(FakeOmni):
                 self.run_on(outcome.work_s - (time.perf_counter() - computing_since), worker)
             raise
         self.end(outcome, started, aborted=False)
+        if self.config.faults.peers_answer_wrong and self.state.aborted > aborts_before:
+            return wrong_output(outcome.response)  # another request was cut while it computed
         return outcome.response

@@ -226,6 +226,10 @@ def delete_video(core: FakeCore, video_id: str) -> Reply:
     )
     job_work(core)
     with core.lock:
+        if running and faults.peers_answer_wrong:  # the jobs beside it lose their own output
+            for other in core.state.jobs.values():
+                if other is not job and job_status(core, other) in ("queued", "in_progress"):
+                    other.identity = (*other.identity, "beside a cancel")
         if running and core.config.faults.ignores_cancellation:
             job.cancel_ignored = True
         else:

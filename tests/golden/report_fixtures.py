@@ -23,7 +23,7 @@ from omniqual.domain.run import EnvironmentFingerprint, GpuInfo, RunSummary
 from omniqual.evidence.run_reader import read_run
 from omniqual.evidence.store import RunWriter
 from omniqual.report.run_views import RunEvidence
-from tests.golden import fixture_results
+from tests.golden import fixture_results, fixture_skill_rules
 from tests.golden.big_fixture import BIG_ROWS, record_big
 from tests.golden.fixture_matrix import (
     AXES,
@@ -176,6 +176,8 @@ def run_evidence() -> RunEvidence:
         recommendations=recommend_matrix(
             loaded_matrix(), GATES, ((r, "") for r in results()), compiled=matrix()
         ),
+        campaign=fixture_skill_rules.campaign(),
+        rules=fixture_skill_rules.catalogue(),
     )
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from omniqual.checks.abort.bounds import judge_cut
 from omniqual.checks.abort.params import AbortParams
+from omniqual.checks.abort.peer_runs import judge_peer, record_peer
+from omniqual.checks.abort.peer_truth import PEER_SEED, PeerTruth, outputs_of
 from omniqual.checks.abort.work import (
     Boundary,
     WorkBaseline,
@@ -70,6 +72,9 @@ class AbortDriver:
         """Per judged cut: the raw window figures behind the verdict (for the summary)."""
         self.job_log: list[dict[str, object]] = []
         """Per cancelled job checked afterwards: what the server showed (for the report)."""
+        self.execution: str | None = None
+        self.peer: PeerTruth | None = None
+        """The solo same-seed output of the peer a queued cut waits behind (``record_peer``)."""
 
     async def reading(self) -> WorkReading | None:
         return None if self.meter is None else await self.meter.read()
@@ -202,8 +207,8 @@ class AbortDriver:
 
     async def cut_behind_blocker(self, case: Case) -> None:
         """A peer request occupies the worker; the cut one waits queued and is dropped there.
-        The peer must still complete (AB-06)."""
-        blocker = asyncio.create_task(self.send(self.calls.next()))
+        The peer must still complete with its solo same-seed output (``record_peer``)."""
+        blocker = asyncio.create_task(self.send(self.calls.at(PEER_SEED)))
         await asyncio.sleep(min(0.1, 0.2 * self.solo_s))
         await self.cut(case, after_s=min(0.1, 0.2 * self.solo_s))
         try:
@@ -211,8 +216,15 @@ class AbortDriver:
             case.observed.append(f"peer {raw.status}")
             if not usable_output(self.endpoint, raw):
                 case.fail(f"the peer request failed (HTTP {raw.status}) after a queued cut")
+            else:
+                judge_peer(self, case, outputs_of(self.endpoint, raw))
         except ClientError as exc:
             case.fail(f"the peer request failed after a queued cut: {type(exc).__name__}")
+
+    async def record_peer(self, case: Case) -> None:
+        """The peer's solo same-seed output, before the queued cut's work reading (its two solo
+        runs must not count as executions after the cut)."""
+        await record_peer(self, case)
 
     async def client_timeout(self, case: Case, after_s: float) -> bool:
         """True when the client gave up mid-request (the cut happened)."""
@@ -230,8 +242,8 @@ class AbortDriver:
 
     # ------------------------------------------------------------------ async video jobs
 
-    async def create_job(self) -> JobTrace | None:
-        raw = await self.send(self.calls.next())
+    async def create_job(self, call: WireCall | None = None) -> JobTrace | None:
+        raw = await self.send(call or self.calls.next())
         try:
             doc: Any = raw.json() if raw.ok else None
         except ClientError:
@@ -315,5 +327,9 @@ class CallFactory:
 
     def next(self) -> WireCall:
         self._seed += 1
-        call: WireCall = self._build(self._seed)
+        return self.at(self._seed)
+
+    def at(self, seed: int) -> WireCall:
+        """The request with ``seed`` (a peer's, served alone and beside a cut alike)."""
+        call: WireCall = self._build(seed)
         return call

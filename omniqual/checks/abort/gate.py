@@ -36,9 +36,10 @@ from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.loadgen.workload import EndpointKind
 
-SOLO_RUNS_OF_CASES = 16
+SOLO_RUNS_OF_CASES = 18
 """About how many calibrated solo runs the cases take, with their work windows and the
-known-good request after each (a sync row's cuts, burst and timeout; an async row's cancels)."""
+known-good request after each (a sync row's cuts, burst and timeout; an async row's cancels;
+the queued cut's peer served alone twice first)."""
 
 
 class AbortCheck:
@@ -147,6 +148,7 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     invalid: list[str] = []
     steps = summary.get("steps")
     driver.boundary = boundary_of(ctx.row.get("execution"))
+    driver.execution = ctx.row.get("execution")
     driver.meter = WorkMeter(side, seen.tree, params.work_poll_s)
     steps = steps if isinstance(steps, int) else None
     spread = summary.get("solo_spread_s")

@@ -11,8 +11,10 @@ timed solo runs is how much real work varies (see ``bounds``)."""
 
 from pydantic import Field
 
+from omniqual.checks.abort.peer_truth import peer_tolerance
 from omniqual.checks.base import CheckParams
 from omniqual.checks.soak.params import ShapeSpec
+from omniqual.compare import ParityTolerance
 
 
 class AbortParams(CheckParams):
@@ -76,6 +78,12 @@ class AbortParams(CheckParams):
         default=0.25, ge=0, description="Work after a queued cut, in solo service times "
         "(measured noise included: noise at or above it makes the cut invalid).",
     )  # fmt: skip
+    tolerance: ParityTolerance = Field(
+        default_factory=peer_tolerance,
+        description="The bound the peer of a queued cut is held to against its solo same-seed "
+        "output where the exact rule cannot apply (a batching row, or a solo run that does "
+        "not reproduce itself exactly).",
+    )
     gauges_prove_stop: bool = Field(
         default=False,
         description="Whether /metrics gauges dropping to zero proves the cut work stopped. "

@@ -10,6 +10,8 @@ import time
 
 from omniqual.checks.abort.cases import AbortDriver, Case
 from omniqual.checks.abort.params import AbortParams
+from omniqual.checks.abort.peer_runs import job_content, judge_peer
+from omniqual.checks.abort.peer_truth import PEER_SEED
 from omniqual.checks.abort.work import WorkReading, WorkWindow
 from omniqual.loadgen.workload import EndpointKind
 
@@ -33,6 +35,7 @@ async def run_cases(driver: AbortDriver, params: AbortParams) -> list[Case]:
     expected = "connection cut mid-request; server healthy; next request OK"
     margin = params.work_window_margin_s
     queued = Case("disconnect-queued", path, "cut while queued behind a peer", expected)
+    await driver.record_peer(queued)
     before = await driver.reading()
     await driver.cut_behind_blocker(queued)
     # The peer is done: from now on the queued request must not run at all.
@@ -81,10 +84,11 @@ async def run_cases(driver: AbortDriver, params: AbortParams) -> list[Case]:
 
 async def _cancel_case(driver: AbortDriver, case: Case, delay: float | None) -> None:
     margin = driver.params.work_window_margin_s
-    before = await driver.reading()
-    if delay is None:  # queued: a peer job goes first
-        await _cancel_queued(driver, case, before)
+    if delay is None:  # queued: a peer job goes first, its solo output recorded before
+        await driver.record_peer(case)
+        await _cancel_queued(driver, case, await driver.reading())
         return
+    before = await driver.reading()
     trace = await driver.create_job()
     if trace is None:
         case.fail("job creation failed")
@@ -103,7 +107,7 @@ async def _cancel_queued(driver: AbortDriver, case: Case, before: WorkReading | 
     """A job cancelled while queued behind a peer. Its window opens at the cancel (a job that
     runs anyway runs while the cancel is re-checked) and closes a solo run plus the margin after
     the peer finished; the peer's tail after the cancel is measured and taken off."""
-    blocker = await driver.create_job()
+    blocker = await driver.create_job(driver.calls.at(PEER_SEED))
     trace = await driver.create_job()
     if trace is None:
         case.fail("job creation failed")
@@ -143,6 +147,8 @@ async def _cancel_queued(driver: AbortDriver, case: Case, before: WorkReading | 
     if blocker.terminal_states != ("completed",) or blocker.content_status != 200:
         case.fail(f"peer job {blocker.job_id} did not complete cleanly "
                   f"({'/'.join(blocker.terminal_states)}, content {blocker.content_status})")
+    else:
+        judge_peer(driver, case, await job_content(driver, blocker))
 
 
 async def _cancel_twice(driver: AbortDriver) -> Case:

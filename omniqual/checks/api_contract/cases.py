@@ -7,7 +7,9 @@ empty and a whitespace-only value for a required string, every enum value and an
 shortest legal string and a too-short one, and a legal value of an optional field that the probe
 leaves out and no boundary sends (``present``). Per file input: the most inputs allowed and one
 more, none where some are required, one where none is allowed, an upload one byte over the cap,
-and bytes that do not match their declared MIME type. Every other field keeps its tiny probe
+the most uploads, each under it, that pass an aggregate cap together, a valid PNG header declaring
+more pixels than a decoded-pixel cap over a tiny body, and bytes that do not match their declared
+MIME type. Every other field keeps its tiny probe
 value, so accepted cases stay cheap on a CPU. Every declared limit is probed: nothing is skipped.
 """
 
@@ -25,9 +27,15 @@ from omniqual.domain.contract import (
     InputContract,
 )
 
-Expect = Literal["accepted", "invalid", "payload"]
-FileContent = Literal["png", "oversize-png", "not-image"]
-EXPECTED_STATUS: dict[Expect, str] = {"accepted": "2xx", "invalid": "400", "payload": "413"}
+Expect = Literal["accepted", "invalid", "payload", "limit"]
+"""``limit``: a decoded-media limit, which S0 lets answer 400 or 413 (SKILL G0-14)."""
+FileContent = Literal["png", "oversize-png", "not-image", "marked-png", "huge-header-png"]
+EXPECTED_STATUS: dict[Expect, str] = {
+    "accepted": "2xx",
+    "invalid": "400",
+    "payload": "413",
+    "limit": "400/413",
+}
 _DEFAULT_FLOAT_STEP = 0.1
 _PRESENT_SIDE = 64  # an unbounded size's present case: as tiny as every probe's
 
@@ -39,6 +47,10 @@ class UploadFile:
     media_type: str
     size: int = 0
     """Byte size for ``oversize-png``; the others are small fixtures."""
+    marker: str = ""
+    """Text a ``marked-png`` carries in a tEXt chunk (a log canary)."""
+    side: int = 0
+    """Width and height a ``huge-header-png`` declares (its body stays tiny)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +303,28 @@ def _input_cases(endpoint: EndpointContract, spec: InputContract) -> Iterator[Ca
             (big, *valid(count - 1)),
             "payload",
             f"{spec.field} of {spec.max_bytes + 1} bytes (cap {spec.max_bytes})",
+        )
+    if spec.max_total_bytes is not None:
+        # Every file within the per-file cap (the spec loader checks one exists), the sum over.
+        each = spec.max_total_bytes // spec.max_count + 1
+        yield make(
+            "aggregate-oversize",
+            tuple(
+                UploadFile(spec.field, "oversize-png", media, each) for _ in range(spec.max_count)
+            ),
+            "payload",
+            f"{spec.max_count} {spec.field} of {each} bytes each "
+            f"(cap {spec.max_total_bytes} in all)",
+        )
+    if spec.max_pixels is not None:
+        side = math.isqrt(spec.max_pixels) + 1
+        bomb = UploadFile(spec.field, "huge-header-png", media, side=side)
+        yield make(
+            "pixel-bomb",
+            (bomb, *valid(count - 1)),
+            "limit",
+            f"{spec.field}: a PNG header of {side}x{side} px over a tiny body "
+            f"(cap {spec.max_pixels} px)",
         )
     fake = UploadFile(spec.field, "not-image", media)
     yield make(

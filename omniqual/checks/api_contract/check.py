@@ -1,23 +1,28 @@
 """The ``api_contract`` check kind (SKILL Gate 0): freeze the official contract, reject the
-neighbours. Loads the row's model contract, runs the rejections first (then proves they left no
-job, no temp file and a healthy server), then the accepted boundaries, then sync/async parity,
-and records every case, a raw-response summary and the contract itself as evidence.
+neighbours. Loads the row's model contract, holds the served paths of ``GET /openapi.json``
+against it, runs the rejections first (then proves they left no job, no temp file and a healthy
+server), then the accepted boundaries, the log canaries and a finished async job's DELETE, then
+sync/async parity; reads the captured server log last; and records every case, a raw-response
+summary and the contract itself as evidence.
 
 Declared deviations that reproduce come back as limitations (the gate passes, the row is at best
 limited); a side-effect check that could not run makes the gate invalid, never a pass."""
 
-import json
-import logging
 import time
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from pydantic import Field
 
+from omniqual.checks.api_contract.canaries import LogWatch, canary_case, canary_cases
 from omniqual.checks.api_contract.cases import Case, generate_cases, plan_cases
-from omniqual.checks.api_contract.exchange import ExchangeRecord, Timeouts, run_case
+from omniqual.checks.api_contract.coverage import SERVICE_PATHS, check_coverage
+from omniqual.checks.api_contract.exchange import Timeouts, run_case
 from omniqual.checks.api_contract.judge import Judgement, judge, transport_failure
+from omniqual.checks.api_contract.lifecycle import CASE_ID as LIFECYCLE_CASE
+from omniqual.checks.api_contract.lifecycle import check_delete, server_environ, storage_dirs_for
 from omniqual.checks.api_contract.parity import check_parity
+from omniqual.checks.api_contract.record import RunRecord
 from omniqual.checks.api_contract.side_effects import (
     TempSnapshot,
     health_status,
@@ -26,16 +31,13 @@ from omniqual.checks.api_contract.side_effects import (
     temp_case,
     video_job_ids,
 )
-from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
+from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams
 from omniqual.checks.workload_budget import projected_past_budget
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.contract import ApiMode, EndpointContract, ModelContract, ParityPair
-from omniqual.domain.evidence import Artifact, CaseResult, Measurement
+from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.specs.contracts import contract_path, load_contract
-
-logger = logging.getLogger(__name__)
-MAX_REASONS = 60
 
 
 class ApiContractParams(CheckParams):
@@ -52,6 +54,16 @@ class ApiContractParams(CheckParams):
     )
     api_modes: tuple[ApiMode, ...] | None = Field(
         default=None, description="Endpoints to test; None = the row's api_mode, else all."
+    )
+    storage_dirs: tuple[str, ...] = Field(
+        default=(),
+        description="Where the server stores finished videos; empty: its storage setting, read "
+        "from the server process's environment (vLLM-Omni's default when unset).",
+    )
+    service_paths: tuple[str, ...] = Field(
+        default=SERVICE_PATHS,
+        description="Served paths of the server itself (health, metrics, docs ...), which no "
+        "model contract owns; every other path of GET /openapi.json must be in the contract.",
     )
 
 
@@ -103,7 +115,7 @@ def unmatched_deviations(contract: ModelContract) -> list[str]:
 
 
 class _Run:
-    """One gate run's state: cases judged so far, failures, exchanges for the artifacts."""
+    """One gate run: the cases in their order, and what each found (``RunRecord``)."""
 
     def __init__(
         self,
@@ -119,19 +131,12 @@ class _Run:
         self.timeouts = Timeouts(
             params.request_timeout_s, params.job_timeout_s, params.poll_interval_s
         )
-        self.results: list[CaseResult] = []
-        self.failures: list[str] = []
-        self.invalid: list[str] = []
-        """Checks the gate needed that could not run: the verdict is invalid, not passed."""
-        self.reproduced: dict[int, list[CaseResult]] = {}
-        """Declared deviations (index in the contract) and the cases that reproduced them."""
+        self.found = RunRecord(contract)
         self.unlisted: list[str] = []
         self.async_rejections = 0
-        self.records: list[ExchangeRecord] = []
         self.release: str | None = params.release
         self.done = 0
         self.total = 0
-        self.calibration: Measurement | None = None
 
     async def execute(self, contract_file: Path) -> CheckOutcome:
         started = time.perf_counter()
@@ -139,10 +144,15 @@ class _Run:
             self.release = await served_release(self.client)
         if await health_status(self.client) != 200:
             return CheckOutcome(GateOutcome.INVALID, ("target is not healthy before the gate",))
-        self.failures.extend(unmatched_deviations(self.contract))
+        self.found.failures.extend(unmatched_deviations(self.contract))
         plan = plan_cases(self.endpoints)
         pairs = self._parity_pairs()
-        self.total = len(plan.rejected) + len(plan.accepted) + len(pairs) + 1
+        log = LogWatch.begin(self.ctx.target.log_path)
+        # Without a captured log nothing could show a canary: none is sent.
+        canaries, carried = canary_cases(self.endpoints) if log.path else ((), ())
+        lifecycle = int("videos-async" in self.by_mode)
+        served = len(plan.accepted) + len(canaries) + lifecycle
+        self.total = len(plan.rejected) + served + len(pairs) + 2
         given = [Path(d) for d in self.params.temp_dirs]
         temp_dirs = given or list(self.ctx.target.temp_dirs)
         temp_start = TempSnapshot.take(temp_dirs)
@@ -150,22 +160,40 @@ class _Run:
         if self.ctx.gate.budget_s is not None:
             # Calibrate first: the probe, timed, against every request this release serves.
             probe, accepted = accepted[0], accepted[1:]
-            too_slow = await self._calibrate(probe, plan.rejected, len(plan.accepted) + 1)
+            too_slow = await self._calibrate(probe, plan.rejected, served + 1)
             if too_slow is not None:
-                return self._outcome(contract_file, time.perf_counter() - started, too_slow)
+                self.found.invalid.append(too_slow)
+                return self._outcome(contract_file, started)
+        self._progress("endpoint coverage (GET /openapi.json)")
+        coverage = await check_coverage(self.client, self.contract, self.params.service_paths)
+        self.found.checked(coverage.result, list(coverage.failures), list(coverage.invalid))
         for case in plan.rejected:
             await self._rejected(case)
         self._job_case()
         await self._side_effects_after_rejections(temp_dirs, temp_start)
-        for case in accepted:
+        for case in (*accepted, *canaries):
             await self._one(case)
+        if lifecycle:
+            await self._delete_lifecycle()
         for pair in pairs:
             self._progress(f"parity {pair.a} ~ {pair.b}")
             parity = await check_parity(self.client, self.contract, pair, self.timeouts)
-            self.records.extend(r for ex in parity.exchanges for r in ex.records)
-            self._add(Judgement(parity.result, parity.failure))
+            self.found.records.extend(r for ex in parity.exchanges for r in ex.records)
+            self.found.add(Judgement(parity.result, parity.failure))
         await self._final_checks(temp_dirs, temp_start)
-        return self._outcome(contract_file, time.perf_counter() - started)
+        self.found.checked(*canary_case(log, carried))
+        return self._outcome(contract_file, started)
+
+    async def _delete_lifecycle(self) -> None:
+        self._progress(LIFECYCLE_CASE)
+        target = self.ctx.target
+        # A pid on another host (an agent's) is no process here to read the environment of.
+        environ = server_environ(target.pid) if target.agent is None else None
+        dirs = storage_dirs_for(self.params.storage_dirs, environ)
+        probe = generate_cases(self.by_mode["videos-async"])[0]
+        checked = await check_delete(self.client, probe, dirs, self.timeouts)
+        self.found.records.extend(checked.records)
+        self.found.checked(checked.result, checked.failures, checked.invalid)
 
     async def _calibrate(self, probe: Case, rejected: tuple[Case, ...], served: int) -> str | None:
         """Send the probe, timed; the reason the served requests cannot fit the gate's budget
@@ -174,7 +202,9 @@ class _Run:
         sent = time.perf_counter()
         await self._one(probe)
         probe_s = time.perf_counter() - sent
-        self.calibration = Measurement(name="probe_request", value=round(probe_s, 3), unit="s")
+        self.found.calibration = Measurement(
+            name="probe_request", value=round(probe_s, 3), unit="s"
+        )
         patterns = [p for d in self.contract.deviations for p in d.cases]
         served += sum(any(fnmatchcase(c.id, p) for p in patterns) for c in rejected)
         return projected_past_budget(probe_s, served, self.ctx.gate.budget_s, "the probe request")
@@ -188,23 +218,15 @@ class _Run:
         self.done += 1
         self.ctx.progress(message, min(1.0, self.done / max(1, self.total)))
 
-    def _add(self, judgement: Judgement) -> None:
-        self.results.append(judgement.result)
-        if judgement.failure is not None:
-            self.failures.append(judgement.failure)
-        if judgement.deviation is not None:
-            index = self.contract.deviations.index(judgement.deviation)
-            self.reproduced.setdefault(index, []).append(judgement.result)
-
     async def _one(self, case: Case) -> None:
         self._progress(case.id)
         try:
             exchange = await run_case(self.client, case, self.timeouts)
         except ClientError as exc:
-            self._add(transport_failure(case, f"{type(exc).__name__}: {exc}"))
+            self.found.add(transport_failure(case, f"{type(exc).__name__}: {exc}"))
             return
-        self.records.extend(exchange.records)
-        self._add(
+        self.found.records.extend(exchange.records)
+        self.found.add(
             judge(
                 case,
                 exchange,
@@ -227,26 +249,26 @@ class _Run:
             return
         if after.ids - before.ids:
             new = sorted(after.ids - before.ids)
-            self.failures.append(
+            self.found.failures.append(
                 f"creates_job_for_invalid_async: {case.id} ({case.sent}) was answered "
-                f"{self.results[-1].observed_status} yet GET /v1/videos gained job(s) {new[:3]}"
+                f"{self.found.results[-1].observed_status} yet GET /v1/videos gained job(s) "
+                f"{new[:3]}"
             )
 
     def _job_case(self) -> None:
         """Whether the rejected async requests created jobs, as a recorded case."""
         if not self.async_rejections:
             return
-        created = any(f.startswith("creates_job_for_invalid_async") for f in self.failures)
+        created = any(f.startswith("creates_job_for_invalid_async") for f in self.found.failures)
         result, invalid = job_case(self.async_rejections, self.unlisted, created)
-        self.results.append(result)
-        self.invalid.extend(invalid)
+        self.found.checked(result, [], invalid)
 
     async def _side_effects_after_rejections(self, dirs: list[Path], start: TempSnapshot) -> None:
         if not dirs:
             return
         left = TempSnapshot.take(dirs).new_since(start)
         if left:
-            self.failures.append(
+            self.found.failures.append(
                 f"leaves_temp_file: rejected requests left {len(left)} new "
                 f"entr(y/ies) in the temp dirs: {left[:3]}"
             )
@@ -255,7 +277,7 @@ class _Run:
         self._progress("health and known-good request")
         status = await health_status(self.client)
         if status != 200:
-            self.failures.append(
+            self.found.failures.append(
                 f"unhealthy_after_rejection: GET /health answered {status} after the cases"
             )
         known_good = plan_cases(self.endpoints[:1]).accepted[0]
@@ -271,107 +293,16 @@ class _Run:
         )
         await self._one(known_good)
         self.done -= 1  # _one counted it again
-        self._temp_case(dirs, start)
+        self.found.checked(*temp_case(dirs, start, TempSnapshot.take(dirs)))
 
-    def _temp_case(self, dirs: list[Path], start: TempSnapshot) -> None:
-        result, failures, invalid = temp_case(dirs, start, TempSnapshot.take(dirs))
-        self.results.append(result)
-        self.failures.extend(failures)
-        self.invalid.extend(invalid)
-
-    def _limitations(self) -> tuple[str, ...]:
-        """One reviewer-readable sentence per reproduced declaration: what the server does, and
-        the cases that showed it (the evidence is in the cases artifact)."""
-        out = []
-        for index, results in sorted(self.reproduced.items()):
-            deviation = self.contract.deviations[index]
-            seen = [f"{r.id} ({r.sent}) -> HTTP {r.observed_status}" for r in results[:4]]
-            more = f" and {len(results) - 4} more" if len(results) > 4 else ""
-            out.append(f"{deviation.reason.rstrip('.')} (seen: {'; '.join(seen)}{more}).")
-        return tuple(out)
-
-    def _outcome(
-        self, contract_file: Path, elapsed_s: float, too_slow: str | None = None
-    ) -> CheckOutcome:
-        deviations = [r for r in self.results if r.deviation]
-        if too_slow is not None:
-            self.invalid.append(too_slow)
-        reasons = self.failures[:MAX_REASONS]
-        if len(self.failures) > MAX_REASONS:
-            reasons.append(f"... and {len(self.failures) - MAX_REASONS} more (see the cases)")
-        reasons += self.invalid
-        reasons += [
-            f"declared deviation: {r.id}: observed {r.observed_status}, expected "
-            f"{r.expected_status}"
-            for r in deviations
-        ]
-        measurements = (
-            Measurement(name="cases", value=len(self.results), unit="count"),
-            Measurement(name="cases_failed", value=len(self.failures), unit="count"),
-            Measurement(
-                name="accepted_but_invalid",
-                unit="count",
-                value=sum("accepted-but-invalid" in f for f in self.failures),
-            ),
-            Measurement(name="declared_deviations", value=len(deviations), unit="count"),
-            Measurement(
-                name="stale_deviations",
-                unit="count",
-                value=sum(f.startswith("stale deviation") for f in self.failures),
-            ),
-            Measurement(name="not_checked", value=len(self.invalid), unit="count"),
-            Measurement(name="gate_elapsed", value=round(elapsed_s, 3), unit="s"),
-            *((self.calibration,) if self.calibration is not None else ()),
-        )
-        return CheckOutcome(
-            outcome=verdict(self.failures, invalid=self.invalid),
-            reasons=tuple(reasons),
-            measurements=measurements,
-            artifacts=self._artifacts(contract_file),
-            cases=tuple(self.results),
+    def _outcome(self, contract_file: Path, started: float) -> CheckOutcome:
+        return self.found.outcome(
+            sink=self.ctx.artifacts,
+            contract_file=contract_file,
+            elapsed_s=time.perf_counter() - started,
             requested={
                 "model": self.contract.model,
                 "release": self.release,
                 "endpoints": [e.api_mode for e in self.endpoints],
             },
-            limitations=self._limitations(),
-        )
-
-    def _artifacts(self, contract_file: Path) -> tuple[Artifact, ...]:
-        sink = self.ctx.artifacts
-        cases = "".join(r.model_dump_json() + "\n" for r in self.results).encode()
-        raw = json.dumps(
-            [
-                {
-                    "case": r.case_id,
-                    "method": r.method,
-                    "path": r.path,
-                    "status": r.status,
-                    "content_type": r.content_type,
-                    "size": r.size,
-                    "elapsed_s": r.elapsed_s,
-                }
-                for r in self.records
-            ],
-            indent=1,
-        )
-        return (
-            sink.put_artifact(
-                cases,
-                media_type="application/x-ndjson",
-                role="cases",
-                name=f"api-contract-cases-{self.contract.model}.jsonl",
-            ),
-            sink.put_artifact(
-                raw.encode(),
-                media_type="application/json",
-                role="raw-responses",
-                name=f"api-contract-responses-{self.contract.model}.json",
-            ),
-            sink.put_artifact(
-                contract_file,
-                media_type="application/yaml",
-                role="contract",
-                name=contract_file.name,
-            ),
         )

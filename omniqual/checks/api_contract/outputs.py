@@ -1,6 +1,7 @@
 """Output checks for accepted cases: pull the media out of an answer and verify its shape against
 what the request asked for (images via Pillow; audio decoded whatever its container, see
-``omniqual.client.decoding.probe_audio``; MP4 by box parse: resolution and frame count).
+``omniqual.client.decoding.probe_audio``; MP4 by box parse: resolution and frame count, and the
+codec and frame rate where the contract declares them).
 
 Problems come back as short strings; payload bytes are never quoted.
 """
@@ -17,7 +18,7 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import JsonValue
 
 from omniqual.checks.api_contract.cases import parse_size
-from omniqual.checks.api_contract.mp4 import mp4_video
+from omniqual.checks.api_contract.mp4 import Mp4Video, mp4_video
 from omniqual.client.decoding import AudioDecodeError, probe_audio
 from omniqual.domain.contract import EndpointContract
 
@@ -33,6 +34,9 @@ class Expected:
     frames: int | None = None
     length_s: float | None = None
     audio_format: str | None = None
+    codec: str | None = None
+    fps: float | None = None
+    fps_tolerance: float = 0.01
 
 
 def expected_output(endpoint: EndpointContract, values: Mapping[str, JsonValue]) -> Expected:
@@ -62,6 +66,8 @@ def expected_output(endpoint: EndpointContract, values: Mapping[str, JsonValue])
     if n_frames is not None and frames_spec is not None:
         n_frames = frames_spec.floor_aligned(n_frames)
     image_fmt = fmt if isinstance(fmt, str) and out.kind == "image" else None
+    fps = value(out.fps_field)
+    rate = float(fps) if isinstance(fps, int | float) and not isinstance(fps, bool) else None
     return Expected(
         count=int(count) if isinstance(count, int | float) else 1,
         size=shape,
@@ -69,6 +75,9 @@ def expected_output(endpoint: EndpointContract, values: Mapping[str, JsonValue])
         audio_format=fmt.lower() if isinstance(fmt, str) and out.kind == "audio" else None,
         frames=n_frames,
         length_s=float(length) if isinstance(length, int | float) else None,
+        codec=out.codec,
+        fps=rate if rate is not None else out.default_fps,
+        fps_tolerance=out.fps_tolerance,
     )
 
 
@@ -186,4 +195,23 @@ def check_video(data: bytes, expected: Expected) -> list[str]:
     elif expected.size is not None and video.size != expected.size:
         width, height = video.size
         problems.append(f"MP4 is {width}x{height}, expected {expected.size[0]}x{expected.size[1]}")
+    return problems + _container_problems(video, expected)
+
+
+def _container_problems(video: Mp4Video, expected: Expected) -> list[str]:
+    """Codec and frame rate, where the contract declares them (SKILL G0-27)."""
+    problems = []
+    if expected.codec is not None:
+        if video.fourcc is None:
+            problems.append("MP4 video track has no stsd sample entry: codec unverifiable")
+        elif video.codec != expected.codec:
+            problems.append(f"MP4 codec {video.fourcc} ({video.codec}), contract says "
+                            f"{expected.codec}")  # fmt: skip
+    if expected.fps is not None:
+        fps = video.fps
+        if fps is None:
+            problems.append("MP4 video track has no mdhd timescale or stts durations: frame "
+                            "rate unverifiable")  # fmt: skip
+        elif abs(fps - expected.fps) > expected.fps_tolerance:
+            problems.append(f"MP4 plays at {fps:.3f} fps, {expected.fps:g} fps expected")
     return problems

@@ -8,12 +8,15 @@ images) as one user message and every other field in ``extra_body``.
 import base64
 import io
 import json
+import struct
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from PIL import Image
+from PIL.PngImagePlugin import PngInfo
 from pydantic import JsonValue
 
 from omniqual.checks.api_contract.cases import Case, UploadFile
@@ -49,7 +52,38 @@ def fixture_png() -> bytes:
     return out.getvalue()
 
 
+def marked_png(marker: str) -> bytes:
+    """The fixture image with ``marker`` in a tEXt chunk ahead of its pixels: still a valid PNG,
+    whose bytes, and base64, carry a string no other request sends."""
+    info = PngInfo()
+    info.add_text("Comment", marker)
+    out = io.BytesIO()
+    with Image.open(io.BytesIO(fixture_png())) as image:
+        image.save(out, format="PNG", pnginfo=info)
+    return out.getvalue()
+
+
+def huge_header_png(side: int) -> bytes:
+    """A PNG whose header declares ``side`` x ``side`` RGB pixels over a few bytes of image data:
+    it opens (the header is valid) and only decoding would find it short. Pillow's own bomb
+    guard is not what a server's pixel cap may rely on."""
+
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        crc = zlib.crc32(kind + payload) & 0xFFFFFFFF
+        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    body = zlib.compress(b"\0" * 64)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", body) + chunk(b"IEND", b"")
+    )
+
+
 def file_bytes(upload: UploadFile) -> bytes:
+    if upload.content == "huge-header-png":
+        return huge_header_png(upload.side)
+    if upload.content == "marked-png":
+        return marked_png(upload.marker)
     if upload.content == "not-image":
         return b"%PDF-1.4\n%omniqual fixture: not an image\n" + b"0" * 256 + b"\n%%EOF\n"
     png = fixture_png()

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from omniqual.checks.abort.peer_truth import PEER_SEED, outputs_of
+from omniqual.checks.abort.work import RUNNING, WAITING, parse_work_metrics
 from omniqual.checks.fault_injection.cases import FaultCase
 from omniqual.checks.fault_injection.control import FaultControl, FileControl, of_arm
 from omniqual.checks.fault_injection.judge import After, Seen
@@ -26,6 +28,9 @@ from omniqual.checks.load_binding import WireCall, usable_output
 from omniqual.client import NO_JSON, ClientError, OmniClient, RawResponse, TargetTimeout
 from omniqual.domain.fault_injection import FaultArm, FaultEvent, FaultMode, FaultRecord
 from omniqual.loadgen.workload import EndpointKind
+
+KNOWN_GOOD_SEED = 4242
+"""The known-good request's seed: its output before any fault is what every recovery gives."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +63,9 @@ def output_digest(kind: EndpointKind, raw: RawResponse) -> str | None:
 
 
 def seen_of(kind: EndpointKind, raw: RawResponse, elapsed_s: float) -> Seen:
+    usable = usable_output(kind, raw)
     return Seen("answer", elapsed_s, raw.status, enveloped=raw.error is not None and not raw.ok,
-                usable=usable_output(kind, raw))  # fmt: skip
+                usable=usable, outputs=outputs_of(kind, raw) if usable else ())  # fmt: skip
 
 
 class CaseDriver:
@@ -103,8 +109,14 @@ class CaseDriver:
     def faulted(self, arm: FaultArm) -> WireCall:
         return self.call(self.next_seed() if arm.request_seed is None else arm.request_seed)
 
-    def fresh_peer(self) -> WireCall:
-        return self.peer_call(self.next_seed())
+    def peer(self, index: int) -> WireCall:
+        """Peer ``index``, with the seed its solo output was recorded with (``peers``)."""
+        return self.peer_call(PEER_SEED + index)
+
+    async def solo_outputs(self, call: WireCall) -> tuple[bytes, ...]:
+        """The outputs of ``call`` served alone (empty: it failed)."""
+        seen = await self.send(call, self.params.request_timeout_s)
+        return seen.outputs
 
     async def inject(self, case: FaultCase, arm: FaultArm, solo_s: float,
                      ) -> tuple[Seen, list[Seen], Kill | None]:  # fmt: skip
@@ -119,8 +131,8 @@ class CaseDriver:
         else:
             faulted = asyncio.create_task(self.send(self.faulted(arm), timeout))
         await asyncio.sleep(p.peer_delay_s)
-        peers = [asyncio.create_task(self.send(self.fresh_peer(), p.request_timeout_s))
-                 for _ in range(p.peers)]  # fmt: skip
+        peers = [asyncio.create_task(self.send(self.peer(i), p.request_timeout_s))
+                 for i in range(p.peers)]  # fmt: skip
         kill = await self.kill_held(arm) if case.sigkill else None
         seen = await faulted
         return seen, list(await asyncio.gather(*peers)), kill
@@ -154,13 +166,37 @@ class CaseDriver:
                 return record
         return None
 
-    async def wait_fired(self, arm: FaultArm, within_s: float) -> FaultRecord | None:
+    async def wait_fired(self, arm: FaultArm, within_s: float,
+                         until_done: "asyncio.Task[object] | None" = None,
+                         ) -> FaultRecord | None:  # fmt: skip
+        """The arm's firing, waited for up to ``within_s`` (or until ``until_done`` ended: a
+        request answered without passing the point never will)."""
         deadline = time.monotonic() + within_s
         while time.monotonic() < deadline:
             if (record := await self.fired(arm)) is not None:
                 return record
+            if until_done is not None and until_done.done():
+                return await self.fired(arm)
             await asyncio.sleep(0.05)
         return None
+
+    async def requests_left(self, within_s: float) -> float | None:
+        """Requests ``/metrics`` counts running or waiting, polled until none is left or
+        ``within_s`` passed (None: the server has no such gauges)."""
+        deadline = time.monotonic() + within_s
+        while True:
+            try:
+                raw = await self.side.send_raw("GET", "/metrics",
+                                               timeout_s=self.params.health_timeout_s)
+                values = parse_work_metrics(raw.body.decode("utf-8", "replace")) if raw.ok else {}
+            except ClientError:
+                values = {}
+            if RUNNING not in values and WAITING not in values:
+                return None
+            left = values.get(RUNNING, 0.0) + values.get(WAITING, 0.0)
+            if left <= 0 or time.monotonic() >= deadline:
+                return left
+            await asyncio.sleep(0.25)
 
     async def aftermath(self, before: set[int], baseline: str | None, seed: int,
                         extra_wait_s: float = 0.0) -> After:  # fmt: skip

@@ -6,7 +6,9 @@ The server carries the in-server injector (``serving``): a launched target is la
 with it, and launched once more after a case that ended it. Before any fault the injector is
 disarmed (a fault an earlier run left armed must not land in the calibration) and a known-good
 request (fixed seed) is answered twice: its output bytes (on a videos-async row, a known-good
-job's content) are what every recovery must give again. Each case's evidence is a
+job's content) are what every recovery must give again; each peer (fixed seed too) is served
+alone twice, and what it answers beside a fault must be that output (``peers``). A cancel
+point injects no fault and runs through ``cancel_points``. Each case's evidence is a
 ``CaseResult``, a per-case summary in ``effective["fault_injection"]`` and the injector's own
 record lines (stored as an artifact). A videos-async row runs its cases as jobs (``jobs``).
 The injector is armed and read through ``control`` (an agent's, with ``--agent``), and the
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from omniqual.checks.base import CheckContext, CheckOutcome, TargetInfo, verdict
+from omniqual.checks.fault_injection.cancel_points import Recorded, run_cancel_point
 from omniqual.checks.fault_injection.cases import CASES, FaultCase
 from omniqual.checks.fault_injection.control import (
     ControlError,
@@ -33,7 +36,7 @@ from omniqual.checks.fault_injection.control import (
     new_arm,
     of_arm,
 )
-from omniqual.checks.fault_injection.driver import CaseDriver, Served
+from omniqual.checks.fault_injection.driver import KNOWN_GOOD_SEED, CaseDriver, Served
 from omniqual.checks.fault_injection.jobs import JobCaseDriver, JobSeen
 from omniqual.checks.fault_injection.judge import (
     Verdict,
@@ -48,6 +51,12 @@ from omniqual.checks.fault_injection.judge_jobs import (
 )
 from omniqual.checks.fault_injection.kill import ON_ANOTHER_HOST
 from omniqual.checks.fault_injection.params import FaultInjectionParams
+from omniqual.checks.fault_injection.peers import (
+    PeerTruths,
+    answered,
+    judge_peer_outputs,
+    record_truths,
+)
 from omniqual.checks.fault_injection.processes import tree_pids
 from omniqual.checks.fault_injection.resources import Baseline, Growth, judge_kept
 from omniqual.checks.fault_injection.serving import given, given_url, instrumented
@@ -59,8 +68,6 @@ from omniqual.domain.evidence import Artifact, CaseResult, Measurement
 from omniqual.domain.fault_injection import FaultEvent, FaultMode, FaultRecord
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.loadgen.workload import EndpointKind
-
-KNOWN_GOOD_SEED = 4242
 
 
 class FaultInjectionCheck:
@@ -97,6 +104,7 @@ class _Run:
         self.failures: list[str] = []
         self.invalid: list[str] = []
         self.baseline: str | None = None
+        self.truths: PeerTruths | None = None
         self.solo_s = 0.0
         self.launches = 0
         self.recovered_s: dict[str, float] = {}
@@ -209,11 +217,20 @@ class _Run:
                                 "fault: a state leak could not be told from run-to-run noise")
             return False
         self.baseline = first
+        truths = await record_truths(driver, self.ctx.row.get("execution"), self.params.tolerance)
+        if isinstance(truths, str):
+            self.invalid.append(f"{truths}: the peers beside each fault could not be judged")
+            return False
+        self.truths = truths
         return True
 
     async def _case(self, driver: CaseDriver, case: FaultCase, served: Served,
                     watch: ResourceWatch, base: Baseline) -> bool:  # fmt: skip
         p, steps = self.params, self.params.shape.steps or 1
+        if case.hold_cancel:
+            return self._keep(case, await run_cancel_point(
+                driver, case, served, watch, base, baseline=self.baseline, truths=self.truths,
+                solo_s=self.solo_s))  # fmt: skip
         if case.sigkill and not served.channel.local:
             self._not_run(case, steps, f"SIGKILL cannot be delivered: {ON_ANOTHER_HOST}")
             return False
@@ -246,6 +263,7 @@ class _Run:
         if isinstance(driver, JobCaseDriver):
             judge_faulted_job(case, job, bool(fired), p.error_deadline_s, judged)
             peer_line = judge_peer_jobs(case, peer_jobs, judged)
+            outputs = answered(peer_jobs)
             if not after.exited:
                 peer_line += "; " + judge_listing(await driver.unfinished(jobs), judged)
                 await driver.forget(jobs)
@@ -253,7 +271,10 @@ class _Run:
         else:
             judge_faulted(case, seen, bool(fired), p.error_deadline_s, judged)
             peer_line = judge_peers(case, peers, judged)
+            outputs = answered(peers)
             client, expected = seen.text(), "5xx with error envelope"
+        peer_line += "; " + judge_peer_outputs(self.truths, outputs, judged,
+                                               f"the {case.stage.value} fault")  # fmt: skip
         policy = self.ctx.restart_policy
         judge_after(policy, after, p.recover_deadline_s, p.exit_deadline_s, judged)
         leak: Growth = {}
@@ -288,6 +309,16 @@ class _Run:
         if after.recovered_in_s is not None:
             self.recovered_s[case.id] = after.recovered_in_s
         return after.exited
+
+    def _keep(self, case: FaultCase, done: Recorded) -> bool:
+        """A cancel point's evidence (``cancel_points``); True when the server ended."""
+        self.failures += [f"{case.id}: {f}" for f in done.verdict.failures]
+        self.invalid += [f"{case.id}: {i}" for i in done.verdict.invalid]
+        self.results.append(done.result)
+        self.summary[case.id] = done.summary
+        if done.recovered_in_s is not None:
+            self.recovered_s[case.id] = done.recovered_in_s
+        return done.exited
 
     def _not_run(self, case: FaultCase, steps: int, why: str) -> None:
         """A case the harness cannot carry out on this server: invalid, nothing armed."""

@@ -12,7 +12,7 @@ content bytes; every job this driver made is deleted once it is judged.
 import asyncio
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from omniqual.checks.fault_injection.cases import FaultCase
@@ -42,6 +42,7 @@ class JobSeen:
     cancel: str = ""  # the DELETE and its answer, where the client cancelled
     terminal_before_cancel: str = ""  # the job had ended (this state) before the DELETE
     digest: str | None = None  # sha256 of the content served as a success
+    outputs: tuple[bytes, ...] = field(default=(), repr=False)  # that content, as its output
 
     @property
     def terminals(self) -> tuple[str, ...]:
@@ -152,12 +153,18 @@ class JobCaseDriver(CaseDriver):
         served = content.ok and bool(content.body)
         return JobSeen(create, job_id, tuple(statuses), error, time.monotonic() - started,
                        content.status, served, cancel=cancel, terminal_before_cancel=before,
-                       digest=hashlib.sha256(content.body).hexdigest() if served else None)
+                       digest=hashlib.sha256(content.body).hexdigest() if served else None,
+                       outputs=(content.body,) if served else ())  # fmt: skip
 
     async def known_good(self, seed: int) -> tuple[str | None, str]:
         seen = await self.run_job(self.call(seed), self.params.request_timeout_s)
         await self.forget([seen])
         return seen.digest, seen.text()
+
+    async def solo_outputs(self, call: WireCall) -> tuple[bytes, ...]:
+        seen = await self.run_job(call, self.params.request_timeout_s)
+        await self.forget([seen])
+        return seen.outputs if seen.terminals == ("completed",) else ()
 
     async def inject_jobs(self, case: FaultCase, arm: FaultArm,
                           ) -> tuple[JobSeen, list[JobSeen], Kill | None]:  # fmt: skip
@@ -170,8 +177,8 @@ class JobCaseDriver(CaseDriver):
             cancel_after_s=p.hang_client_timeout_s if hang else None,
             cancel_on=arm if case.cancel else None))  # fmt: skip
         await asyncio.sleep(p.peer_delay_s)
-        peers = [asyncio.create_task(self.run_job(self.fresh_peer(), p.request_timeout_s))
-                 for _ in range(p.peers)]  # fmt: skip
+        peers = [asyncio.create_task(self.run_job(self.peer(i), p.request_timeout_s))
+                 for i in range(p.peers)]  # fmt: skip
         kill = await self.kill_held(arm) if case.sigkill else None
         return await faulted, list(await asyncio.gather(*peers)), kill
 

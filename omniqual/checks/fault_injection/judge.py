@@ -32,6 +32,7 @@ class Seen:
     enveloped: bool = False  # a JSON error envelope came with a non-2xx answer
     usable: bool = False  # a 2xx that carries output
     detail: str = ""
+    outputs: tuple[bytes, ...] = field(default=(), repr=False)  # the output media, when usable
 
     def text(self) -> str:
         if self.kind == "answer":

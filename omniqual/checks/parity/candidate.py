@@ -28,6 +28,12 @@ from omniqual.checks.base import (
 )
 from omniqual.checks.parity.candidate_activity import judge_paths
 from omniqual.checks.parity.candidate_attribution import attribution_problems
+from omniqual.checks.parity.candidate_census import (
+    Census,
+    census_entry,
+    store_census,
+    take_census,
+)
 from omniqual.checks.parity.candidate_collect import SideRun, run_side
 from omniqual.checks.parity.candidate_measured import reference_spread
 from omniqual.checks.parity.candidate_media import OutputPair, VisualOptions, pair_outputs
@@ -117,8 +123,13 @@ class CandidateParityCheck:
                 ctx.progress(f"parity: reference {served.recipe_id}", 0.0)
                 # Every case twice, the second time on a second launch of the baseline:
                 # its own spread, launch to launch as well as request to request.
-                reference = await run.side(served.make_client, served.target.pid, 1,
-                                           repeat=True, again=served.make_again_client)
+                reference = await run.side(
+                    served.make_client,
+                    served.target.pid,
+                    1,
+                    repeat=True,
+                    again=served.make_again_client,
+                )
         except Exception as exc:  # the reference failing is no finding on the candidate
             why = f"the reference deployment (row {baseline}) could not serve: {exc}"
             return CheckOutcome(GateOutcome.INVALID, (why,), requested=run.requested(baseline))
@@ -126,7 +137,12 @@ class CandidateParityCheck:
         concurrent = max(p.concurrent for p in paths)
         candidate = await run.side(ctx.make_client, ctx.target.pid, concurrent)
         metrics_text = await _metrics_text(ctx)
-        return run.judge(served, baseline, reference, candidate, metrics_text)
+        census = None
+        if any(p.census is not None for p in paths):
+            # After both sides are timed: the census builds a pipeline in a subprocess.
+            ctx.progress("parity: module census of the candidate", 0.9)
+            census = await take_census(ctx, params)
+        return run.judge(served, baseline, reference, candidate, metrics_text, census)
 
 
 def _endpoint(ctx: CheckContext, params: CandidateParityParams) -> EndpointContract | str:
@@ -203,6 +219,7 @@ class _Run:
         reference: SideRun,
         candidate: SideRun,
         metrics_text: str | None,
+        census: Census | None = None,
     ) -> CheckOutcome:
         failures: list[str] = []
         invalid: list[str] = []
@@ -218,8 +235,10 @@ class _Run:
         spread = reference_spread(kind, reference.outputs, reference.repeat)
         activity = judge_paths(
             self.paths, log=launch_text(self.ctx.target.log_path), metrics=metrics_text,
-            pairs=pairs, spread=spread, candidate=candidate,
+            pairs=pairs, spread=spread, candidate=candidate, census=census,
         )  # fmt: skip
+        if census is not None:
+            store_census(self.sink, census)
         failures += activity.failures
         invalid += activity.invalid
         owned = {flag for p in self.paths for flag in p.flags}
@@ -243,10 +262,16 @@ class _Run:
                 "signals": signal_entries(activity.signals),
                 "reference_spread": spread.describe(),
                 "reference_spread_between": (
-                    "two launches of the baseline" if served.make_again_client is not None
+                    "two launches of the baseline"
+                    if served.make_again_client is not None
                     else "two passes on the one deployment given (a URL is not launched again)"
                 ),
                 "attribution": list(unattributable),
+                "census": {
+                    p.feature: census_entry(p.census, census)
+                    for p in self.paths
+                    if p.census is not None and census is not None
+                },
                 "pairs": [pair_entry(p, kind) for p in pairs],
                 "reference": side_block(reference),
                 "candidate": side_block(candidate),

@@ -1,11 +1,12 @@
 """Each feature of a candidate row judged by its own rule of activity: its declared log and
 metric signals, its measured output difference (attributable only when it is the one feature of
-the row that changes outputs) and its measured shared execution, then the verdict of
-:func:`judge_activity` per feature, collected for the whole row."""
+the row that changes outputs), its measured shared execution and, for a quantization, its module
+census, then the verdict of :func:`judge_activity` per feature, collected for the whole row."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from omniqual.checks.parity.candidate_census import Census, census_signal
 from omniqual.checks.parity.candidate_collect import SideRun
 from omniqual.checks.parity.candidate_measured import (
     Spread,
@@ -33,6 +34,7 @@ def judge_paths(
     pairs: Sequence[OutputPair],
     spread: Spread,
     candidate: SideRun,
+    census: Census | None = None,
 ) -> RowActivity:
     found = RowActivity()
     for path in paths:
@@ -42,6 +44,9 @@ def judge_paths(
             measured.append(output_signal(path.feature, pairs, spread, others))
         if path.shared_execution:
             measured.append(shared_execution_signal(path.feature, candidate))
+        if path.census is not None:
+            taken = census or Census(None, "no module census was taken", "", ())
+            measured.append(census_signal(path.feature, path.census, taken))
         signals = signals_for(path, log, metrics, measured)
         found.signals += signals
         activity = judge_activity(path, signals)

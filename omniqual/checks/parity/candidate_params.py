@@ -58,6 +58,30 @@ class MetricEvidence(BaseModel):
     min_value: float = Field(default=1.0, description="Active at this value or more.")
 
 
+class QuantCensus(BaseModel):
+    """Which linears a quantization reaches: the module census of the candidate's pipeline, built
+    (on the meta device, no weights) with the candidate's own quantization flags, lists every
+    vLLM linear with the class of the quant method attached to it. The path is active only when
+    at least ``min_quantized`` linears carry a matching method: outputs that differ prove
+    nothing about which layers were quantized (F8-01)."""
+
+    model_config = _FROZEN
+
+    quant_method: str = Field(
+        min_length=1, description="Regex over a linear's quant-method class, e.g. '(?i)fp8'."
+    )
+    min_quantized: int = Field(default=1, ge=1)
+
+    @field_validator("quant_method")
+    @classmethod
+    def _regex(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        return pattern
+
+
 class FastPath(BaseModel):
     """One feature (an axis value the candidate row has and the baseline has not)."""
 
@@ -68,6 +92,11 @@ class FastPath(BaseModel):
     tolerance: str = Field(description="A key of ``tolerances``.")
     log: tuple[LogEvidence, ...] = ()
     metrics: tuple[MetricEvidence, ...] = ()
+    census: QuantCensus | None = Field(
+        default=None,
+        description="A quantization: the module census must show the linears it reached; "
+        "required for activity, never enough alone (outputs must still show it computed).",
+    )
     request: dict[str, JsonValue] = Field(
         default_factory=dict,
         description="Fields set on every case, both sides (e.g. enough steps for a step cache "
@@ -147,6 +176,10 @@ class CandidateParityParams(CheckParams):
     job_timeout_s: float = Field(default=300.0, gt=0)
     poll_interval_s: float = Field(default=0.25, gt=0)
     observer_interval_s: float = Field(default=0.25, gt=0)
+    census_python: str | None = Field(
+        default=None, description="Interpreter of the serving environment for the census."
+    )
+    census_timeout_s: float = Field(default=600.0, gt=0)
     thumbnail_side: int = Field(default=96, ge=16, le=512)
     difference_gain: float = Field(default=8.0, gt=0, description="Amplification of |c - r|.")
 

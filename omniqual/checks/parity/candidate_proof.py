@@ -1,12 +1,15 @@
 """Fast-path proof: is the candidate's feature really at work, or did it silently fall back?
 
-Four kinds of signal, as the gate spec declares them per feature: a startup-log pattern with a
+Five kinds of signal, as the gate spec declares them per feature: a startup-log pattern with a
 count (read from the candidate's own launch only), a ``/metrics`` series, a measured output
 difference from the reference beyond the reference's own spread (lossy paths and lossless ones
-that change bytes), and a measured shared execution (batching). A signal is active, inactive
-(the log counted below its minimum, the series stayed below, the outputs stayed inside the
-spread, the cases finished an execution apart), or absent (nothing to read): absence is never
-proof either way. A line that only shows a path switched on is never proof it ran."""
+that change bytes), a measured shared execution (batching), and a module census (which linears a
+quantization reached). A signal is active, inactive (the log counted below its minimum, the
+series stayed below, the outputs stayed inside the spread, the cases finished an execution
+apart, the census found too few quantized linears), or absent (nothing to read): absence is
+never proof either way. A line that only shows a path switched on is never proof it ran. A
+required signal (the census) must read active for the path to be active, and is never enough
+alone."""
 
 import re
 from collections.abc import Sequence
@@ -32,6 +35,9 @@ class Signal:
     detail: str
     enablement: bool = False
     """The signal only shows the path switched on (never proof that a lossy path acted)."""
+    required: bool = False
+    """The path is active only if this signal reads active (a quantization's census), and it
+    never shows the path at work by itself."""
 
 
 def launch_text(path: Path | None) -> str | None:
@@ -114,11 +120,29 @@ def signals_for(
 def judge_activity(path: FastPath, signals: Sequence[Signal]) -> Activity:
     """Whether one feature is shown at work.
 
-    Any signal reading active (never a mere enablement line) shows it at work. Otherwise a
+    A required signal (a quantization's census) that reads inactive fails it whatever the
+    others read: outputs that differ do not show which layers were quantized. Otherwise any
+    other signal reading active (never a mere enablement line) shows it at work, provided every
+    required signal read active (one that is absent leaves the path unproven: invalid). Else a
     signal that reads inactive fails it: for a path proven by its outputs, outputs no further
     from the reference than the reference from itself are the silent fallback. With nothing
     reading either way, the feature is not shown active (invalid), unless the release offers
     no way to show it (``unprovable``): then the row is at most limited, never validated."""
+    required = [s for s in signals if s.required]
+    others = [s for s in signals if not s.required]
+    short = [s.detail for s in required if s.active is False]
+    if short:
+        seen = "; ".join([*short, *(s.detail for s in others)])
+        return Activity(failure=f"{path.feature}: {SILENT_FALLBACK}: {seen}")
+    found = _judge_signals(path, others)
+    unread = [s.detail for s in required if s.active is None]
+    if found == Activity() and unread:
+        shown = "; ".join([*unread, *(s.detail for s in others if s.active)])
+        return Activity(invalid=f"{path.feature}: fast path not shown active ({shown})")
+    return found
+
+
+def _judge_signals(path: FastPath, signals: Sequence[Signal]) -> Activity:
     if any(s.active and not s.enablement for s in signals):
         return Activity()
     inactive = [s.detail for s in signals if s.active is False]

@@ -1,12 +1,16 @@
-"""The ``strict_load`` check kind (SKILL Gate 1.1, rules SL-01..SL-05): make loading strict.
+"""The ``strict_load`` check kind (SKILL Gate 1.1, rules SL-01..SL-06): make loading strict.
 
-Without starting a server it holds the checkpoint (safetensors headers and index files only) to
-the serving model's parameter list (vLLM-Omni's pipeline built on the meta device in a
-subprocess, or a deployment-written manifest) through the model's mapping spec
-(``gates/load-mappings/*.yaml``). Every unexpected tensor, missing parameter, incomplete fused
-destination, shape or dtype disagreement, reasonless ignore and corrupt header or index is one
-reason, and so is an empty runtime parameter list (nothing would be checked). Evidence: the
-header inventory, the runtime parameter list and the mapping result.
+It holds the checkpoint (safetensors headers and index files only) to the serving model's
+parameter list (vLLM-Omni's pipeline built on the meta device in a subprocess, or a
+deployment-written manifest) through the model's mapping spec (``gates/load-mappings/*.yaml``).
+Every unexpected tensor, missing parameter, incomplete fused destination, shape or dtype
+disagreement, reasonless ignore and corrupt header or index is one reason, and so is an empty
+runtime parameter list (nothing would be checked). Two cases go beyond the mapping:
+``load-weights-scan`` (SL-06) reads the model's own source files for parameters written with
+``.data.copy_`` on a load path, and ``doctored-startup`` (SL-03) starts the row's recipe once on a
+copy of the checkpoint without one retained tensor, which must abort naming it (the only server
+this gate starts; absent on a deployment given by URL). Evidence: the header inventory, the
+runtime parameter list, the mapping result, the scan and the doctored start-up with its log.
 """
 
 import asyncio
@@ -18,7 +22,9 @@ import yaml
 from pydantic import Field, ValidationError
 
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
+from omniqual.checks.strict_load.doctored_startup import doctored_startup
 from omniqual.checks.strict_load.mapping import ComponentResult, map_component
+from omniqual.checks.strict_load.source_scan import scan_case
 from omniqual.deploy.checkpoint_index import CheckpointInventory, inventory_checkpoint
 from omniqual.deploy.runtime_params import (
     RuntimeParamList,
@@ -41,6 +47,12 @@ class StrictLoadParams(CheckParams):
     env: dict[str, str] = Field(default_factory=dict)
     timeout_s: float = Field(default=600.0, gt=0)
     max_reasons: int = Field(default=60, ge=1)
+    doctored_startup: bool = Field(
+        default=True, description="Start the recipe on a checkpoint missing a retained tensor."
+    )
+    doctored_deadline_s: float = Field(
+        default=300.0, gt=0, description="The doctored start-up must have aborted by then."
+    )
 
 
 def find_mapping(directory: Path, pipeline_class: str) -> tuple[Path, LoadMappingSpec] | None:
@@ -102,7 +114,10 @@ def map_checkpoint(
 class StrictLoadCheck:
     kind: ClassVar[str] = "strict_load"
     params_model: ClassVar[type[CheckParams]] = StrictLoadParams
-    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "checkpoint"
+    # The checkpoint and one launch of its own (the doctored start-up): it runs alone, never
+    # beside the row's own start-up, where a second copy of the model loading onto the same
+    # devices could exhaust their memory and fail the row's server instead of this gate.
+    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
 
     async def run(self, ctx: CheckContext, params: CheckParams) -> CheckOutcome:
         assert isinstance(params, StrictLoadParams)
@@ -147,9 +162,17 @@ class StrictLoadCheck:
             "findings": findings, "components": [r.model_dump(mode="json") for r in results],
         }  # fmt: skip
         artifacts.append(self._json(ctx, json.dumps(result_doc, indent=1), "mapping-result"))
-        reasons = findings[: params.max_reasons]
-        if len(findings) > len(reasons):
-            reasons.append(f"... and {len(findings) - len(reasons)} more (see mapping-result)")
+        scan = scan_case(ctx.artifacts, runtime, spec)
+        doctored = await doctored_startup(
+            ctx, enabled=params.doctored_startup, deadline_s=params.doctored_deadline_s,
+            inventory=inventory, runtime=runtime, results=results, spec=spec,
+        )  # fmt: skip
+        failures = [*findings, *scan.failures, *doctored.failures]
+        invalid = [*scan.invalid, *doctored.invalid]
+        reasons = failures[: params.max_reasons]
+        if len(failures) > len(reasons):
+            reasons.append(f"... and {len(failures) - len(reasons)} more (see mapping-result)")
+        reasons += invalid
         count = sum(len(c.tensors) for c in inventory.components)
         expected = sum(r.expected for r in results)
         loaded = sum(len(r.loaded) for r in results)
@@ -162,13 +185,18 @@ class StrictLoadCheck:
             Measurement(
                 name="findings", value=len(findings), unit="count", bound=0, ok=not findings
             ),
+            *scan.measurements,
+            *doctored.measurements,
         )
         return CheckOutcome(
-            verdict(findings), tuple(reasons), measurements=measurements,
-            artifacts=tuple(artifacts),
-            requested={"runtime": params.runtime, "dtype": dtype},
+            verdict(failures, invalid=invalid), tuple(reasons), measurements=measurements,
+            artifacts=(*artifacts, *scan.artifacts, *doctored.artifacts),
+            cases=(scan.case, doctored.case),
+            requested={"runtime": params.runtime, "dtype": dtype,
+                       "doctored_startup": params.doctored_startup},
             effective={"runtime_source": runtime.source, "pipeline_class": runtime.pipeline_class,
-                       "mapping": spec.id, "vllm_omni_version": runtime.vllm_omni_version},
+                       "mapping": spec.id, "vllm_omni_version": runtime.vllm_omni_version,
+                       "load_weights_scan": scan.summary, "doctored_startup": doctored.summary},
         )  # fmt: skip
 
     async def _runtime(

@@ -27,8 +27,8 @@ from omniqual.deploy.fault_injector.frames import Request
 SCHEMA_VERSION = 1
 CONTROL_ENV = "OMNIQUAL_FAULT_CONTROL"
 RECORD_ENV = "OMNIQUAL_FAULT_RECORD"
-STAGES = ("encode", "denoise", "decode", "output", "result")
-MODES = ("raise", "oom", "hang", "exit", "late")
+STAGES = ("encode", "encoded", "denoise", "decode", "output", "result")
+MODES = ("raise", "oom", "hang", "exit", "late", "hold")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
 
 

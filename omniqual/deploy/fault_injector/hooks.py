@@ -8,6 +8,9 @@ before ``install`` is patched at once). The hook points (vLLM-Omni 0.30):
   their ``forward`` (a request batch), and step execution's ``prepare_encode``, ``step_scheduler``
   and ``post_decode`` (one request state), open the frame naming the requests a call serves
   (``frames``);
+- encoded (encoding done, denoising not begun): the pipelines' ``prepare_latents``, which
+  ``forward`` and ``prepare_encode`` call after the prompt's encoding and before the first step
+  (a pipeline that prepares its latents elsewhere has no such point: a hold there never fires);
 - denoise: ``scheduler_step_maybe_with_cfg`` of ``CFGParallelMixin`` / ``PipelineParallelMixin``
   (``vllm_omni.diffusion.distributed``), called once per denoise step of a ``forward``: its k-th
   call there is step k of the batch; under step execution a pipeline's ``step_scheduler`` is
@@ -170,6 +173,7 @@ def patch(module: ModuleType) -> None:
     name = module.__name__
     if name.startswith(_PIPELINES):
         _wrap_methods(module, ("encode_prompt",), functools.partial(_before, "encode"))
+        _wrap_methods(module, ("prepare_latents",), functools.partial(_before, "encoded"))
         _wrap_methods(module, _SCOPES, _scoped)
         _wrap_methods(module, ("step_scheduler",), _stepwise)
     if name in _DENOISE:

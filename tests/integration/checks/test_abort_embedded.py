@@ -88,6 +88,9 @@ def test_abort_gate_on_embedded(
             assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
             queued = next(cut for cut in work["cuts"] if cut["case"] == "disconnect-queued")
             assert queued["noise_s"] < queued["allowed_s"]
+            # The peer the queued cut waited behind gave its solo same-seed output, bit for bit.
+            peer = next(c for c in outcome.cases if c.id == "disconnect-queued")
+            assert "peer A (seed 7100): its solo output (exact rule)" in peer.observed_status
     else:
         assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED, GateOutcome.INVALID)
     assert len(outcome.cases) >= 6

@@ -52,6 +52,9 @@ PIPELINES = [
     "stable-audio-tiny",
 ]
 
+SHARED_SERVERS = PIPELINES
+"""The session-shared servers this module borrows: each pipeline's bundled recipe."""
+
 TOO_SLOW_HERE = {"qwen-image-edit-tiny"}
 """Rows run with ``PROVOKED_BUDGET_S``: their full contract costs minutes of CI time, and the
 shipped budget fits them on some hosts only, so the test provokes the budget verdict."""
@@ -98,7 +101,7 @@ def test_api_contract_gate_on_embedded_target(
         ctx = CheckContext(
             gate=shipped,
             row=RowKey((("model", pipeline),)),
-            target=TargetInfo(url=target.url, pid=target.pid),
+            target=TargetInfo(url=target.url, pid=target.pid, log_path=target.log_path),
             artifacts=_Sink(tmp_path),
             project_root=ROOT,
             make_client=lambda: OmniClient(target.url, timeouts=ClientTimeouts(total_s=180)),

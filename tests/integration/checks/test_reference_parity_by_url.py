@@ -4,6 +4,7 @@ same checkpoint, and `omniqual gate run reference-parity --target URL` judges th
 it. The official pipeline is deterministic on CPU: the gate passes with every case within the
 spec's tolerance (about 45 dB PSNR here). The project files (gates, contracts, matrices,
 runners) are copied into a temporary root so the reference lands where the gate looks for it.
+The server is the sd3-tiny recipe's session-shared one: the gate only sends requests.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
-from omniqual.deploy.embedded.catalog import build_checkpoint
-from omniqual.deploy.launcher import launched
-from omniqual.specs.recipes import find_recipe
+from omniqual.deploy.embedded.catalog import BuiltCheckpoint
 from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
+from tests.integration.embedded.shared_servers import SharedServers
 
 ROOT = Path(__file__).resolve().parents[3]
 OMNIQUAL = [sys.executable, "-m", "omniqual"]
@@ -29,6 +30,8 @@ ROW = ("model=sd3-tiny,api_mode=images-generations,execution=serial/1,dtype=bf16
        "offload=resident,quantization=none,cache_policy=none")  # fmt: skip
 
 pytestmark = EMBEDDED_MARKS
+SHARED_SERVERS = ["sd3-tiny"]
+"""The session-shared server this module borrows."""
 
 
 def _omniqual(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -37,11 +40,12 @@ def _omniqual(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=900, check=False)  # fmt: skip
 
 
+# Two CLI calls of up to 900 s each (reference build, gate run) beside a launch.
+@pytest.mark.timeout(2100)
 def test_reference_parity_by_url_against_a_built_reference_directory(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+    tmp_path: Path, checkpoints: Callable[[str], BuiltCheckpoint], shared_servers: SharedServers
 ) -> None:
-    cache = os.environ.get("OMNIQUAL_EMBEDDED_CACHE")
-    built = build_checkpoint("sd3-tiny", Path(cache) if cache else tmp_path_factory.mktemp("ck"))
+    built = checkpoints("sd3-tiny")
     project = tmp_path / "project"
     for part in ("gates", "matrices", "runners"):
         shutil.copytree(ROOT / part, project / part)
@@ -49,9 +53,7 @@ def test_reference_parity_by_url_against_a_built_reference_directory(
     made = _omniqual(project, "reference", "build", str(built.path), "--model", "sd3-tiny",
                      "-o", str(references), "--root", str(project))  # fmt: skip
     assert made.returncode == 0, made.stderr[-2000:]
-    recipe = find_recipe("sd3-tiny", ROOT / "runners").recipe
-    with launched(recipe, model=str(built.path), log_path=tmp_path / "server.log",
-                  state_dir=tmp_path / "state") as target:  # fmt: skip
+    with shared_servers.borrow("sd3-tiny") as target:
         ran = _omniqual(project, "gate", "run", "reference-parity", "--target", target.url,
                         "--row", ROW, "--evidence", str(tmp_path / "runs"), "--json")  # fmt: skip
     assert ran.returncode == 0, ran.stderr[-2000:]

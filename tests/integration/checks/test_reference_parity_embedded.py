@@ -5,7 +5,8 @@ The same served deployment is then judged as a URL target against a reference di
 from the same checkpoint (``omniqual reference build``'s engine): the official pipeline is
 deterministic on CPU, so both ways must measure the same figures. What the gate measures is
 printed and its verdict must follow the spec's tolerance; the figures are evidence, not tuned.
-Set OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints.
+The served deployment is the sd3-tiny recipe's session-shared server (the gate only sends
+requests). Set OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,10 +30,13 @@ from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.engine.reference_build import build_reference_dir
 from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
+from tests.integration.embedded.shared_servers import SharedServers
 
 ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = EMBEDDED_MARKS
+SHARED_SERVERS = ["sd3-tiny"]
+"""The session-shared server this module borrows."""
 
 
 class _Sink:
@@ -53,26 +57,17 @@ def _figures(measurements: tuple[Measurement, ...], suffix: str) -> dict[str, fl
     return {m.name: m.value for m in measurements if m.name.endswith(suffix)}
 
 
-@pytest.fixture(scope="module")
-def checkpoint_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    configured = os.environ.get("OMNIQUAL_EMBEDDED_CACHE")
-    return Path(configured) if configured else tmp_path_factory.mktemp("checkpoints")
-
-
-def test_reference_parity_on_embedded_sd3(tmp_path: Path, checkpoint_cache: Path) -> None:
-    from omniqual.deploy.embedded.catalog import build_checkpoint
-    from omniqual.deploy.launcher import launched
-    from omniqual.specs.recipes import find_recipe
-
-    built: BuiltCheckpoint = build_checkpoint("sd3-tiny", checkpoint_cache)
-    recipe = find_recipe("sd3-tiny", ROOT / "runners").recipe
+def test_reference_parity_on_embedded_sd3(
+    tmp_path: Path,
+    checkpoints: Callable[[str], BuiltCheckpoint],
+    shared_servers: SharedServers,
+) -> None:
+    built: BuiltCheckpoint = checkpoints("sd3-tiny")
     spec = yaml.safe_load((ROOT / "gates/reference-parity.yaml").read_text(encoding="utf-8"))
     params = ReferenceParityParams.model_validate(spec["params"])
     row = RowKey((("model", "sd3-tiny"), ("api_mode", "images-generations"), ("dtype", "bf16")))
-    with launched(
-        recipe, model=str(built.path), log_path=tmp_path / "server.log",
-        state_dir=tmp_path / "state",
-    ) as target:  # fmt: skip
+    with shared_servers.borrow("sd3-tiny") as target:
+        recipe = target.recipe
         sink = _Sink()
         ctx = CheckContext(
             gate=GateSpec(id="reference-parity", kind="reference_parity", version=1),

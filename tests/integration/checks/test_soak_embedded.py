@@ -1,7 +1,9 @@
 """The soak gate against the real embedded target (vLLM-Omni 0.30 on CPU, bundled sd3-tiny).
 
 Runs `gates/soak.yaml` as written, with the server launched by omniqual's launcher under a
-private TMPDIR (so the temp-file count sees only the server's files) and its pid observed.
+private TMPDIR (so the temp-file count sees only the server's files) and its pid observed: a
+fresh server of its own (the soak, and the abort gate that borrows this fixture, measure the
+server's time and memory, and may leave it unhealthy), from the session's checkpoint cache.
 Prints the figures (`pytest -s`) and stores them as junit properties. Skipped without vllm_omni.
 """
 
@@ -36,15 +38,16 @@ def gate_spec(name: str) -> GateSpec:
 
 
 @pytest.fixture
-def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[LaunchedTarget]:
+def served(
+    tmp_path: Path, request: pytest.FixtureRequest, checkpoint_cache: Path
+) -> Iterator[LaunchedTarget]:
     from omniqual.deploy.embedded.catalog import build_checkpoint
 
     recipe_id = getattr(request, "param", "sd3-tiny")
     recipes = load_recipes(ROOT / "runners")
     recipe = recipes[recipe_id].recipe
     assert recipe.pipeline is not None
-    cache = Path.home() / ".cache" / "omniqual-test-checkpoints"
-    built = build_checkpoint(recipe.pipeline, cache)
+    built = build_checkpoint(recipe.pipeline, checkpoint_cache)
     private_tmp = tmp_path / "server-tmp"
     private_tmp.mkdir()
     with launched(
@@ -68,6 +71,8 @@ def embedded_context(target: LaunchedTarget, gate: GateSpec, api_mode: str,
     )  # fmt: skip
 
 
+# The soak spec's budget_s (1200 s) after a launch (readiness up to 240 s) and a checkpoint build.
+@pytest.mark.timeout(1800)
 def test_soak_gate_on_sd3_tiny(
     served: LaunchedTarget, record_property: pytest.RecordProperty
 ) -> None:

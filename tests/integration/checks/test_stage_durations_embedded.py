@@ -1,42 +1,34 @@
 """What the real embedded target (vLLM-Omni 0.30 on CPU, bundled sd3-tiny) reports about its own
 work, and that the load binding records it: with ``--enable-diffusion-pipeline-profiler`` every
 stage of the accounting (queue, encode, denoise, decode) plus the peak memory; the rest (client
-latency minus the stages) stays positive. Skipped without vllm_omni."""
+latency minus the stages) stays positive. The profiled server is the session pool's (launch key
+sd3-tiny plus the profiler flag): the tests only send requests. Skipped without vllm_omni."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from omniqual.checks.load_binding import OmniSend
 from omniqual.client import OmniClient
-from omniqual.deploy.launcher import LaunchedTarget, launched
-from omniqual.domain.recipe import apply_overrides
 from omniqual.domain.stage_accounting import STAGES, account
 from omniqual.loadgen.records import OutcomeStatus, SendOutcome
 from omniqual.loadgen.workload import EndpointKind, PlannedRequest, RequestParams
-from omniqual.specs.recipes import load_recipes
 from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
+from tests.integration.embedded.shared_servers import LaunchKey, SharedServer, SharedServers
 
-ROOT = Path(__file__).resolve().parents[3]
 pytestmark = EMBEDDED_MARKS
+PROFILER = "flags.enable-diffusion-pipeline-profiler=true"
+SHARED_SERVERS = [LaunchKey("sd3-tiny", (PROFILER,))]
+"""The session-shared server this module borrows."""
 
 
 @pytest.fixture(scope="module")
-def profiled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LaunchedTarget]:
-    from omniqual.deploy.embedded.catalog import build_checkpoint
-
-    tmp = tmp_path_factory.mktemp("profiled")
-    recipe = apply_overrides(load_recipes(ROOT / "runners")["sd3-tiny"].recipe,
-                             ["flags.enable-diffusion-pipeline-profiler=true"])  # fmt: skip
-    assert recipe.pipeline is not None
-    built = build_checkpoint(recipe.pipeline, Path.home() / ".cache" / "omniqual-test-checkpoints")
-    with launched(recipe, model=str(built.path), log_path=tmp / "server.log",
-                  state_dir=tmp / "state") as target:  # fmt: skip
+def profiled(shared_servers: SharedServers) -> Iterator[SharedServer]:
+    with shared_servers.borrow("sd3-tiny", PROFILER) as target:
         yield target
 
 
@@ -57,7 +49,7 @@ def _send(url: str, kind: EndpointKind, count: int) -> list[tuple[SendOutcome, f
 
 
 @pytest.mark.parametrize("kind", [EndpointKind.IMAGE, EndpointKind.CHAT])
-def test_profiled_server_fills_every_stage(profiled: LaunchedTarget, kind: EndpointKind) -> None:
+def test_profiled_server_fills_every_stage(profiled: SharedServer, kind: EndpointKind) -> None:
     sent = _send(profiled.url, kind, 4)
     assert all(o.status is OutcomeStatus.OK for o, _ in sent), [o for o, _ in sent]
     samples = [(latency, {n.removeprefix("stage:"): v for n, v in o.server_timings_s

@@ -1,20 +1,26 @@
 """strict-load for real: every bundled tiny checkpoint against vLLM-Omni's own pipeline built on
-the meta device (a subprocess of this interpreter), plus a doctored copy of the sharded SD3
-transformer missing its `to_k` shard. Set OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints."""
+the meta device (a subprocess of this interpreter), with the model's own source files scanned for
+`.data.copy_` on its load paths; a doctored copy of the sharded SD3 transformer missing its `to_k`
+shard, copied from the session's shared checkpoint cache (the cache itself is never altered);
+and the SD3 recipe really started (`vllm serve --omni`) on the gate's own doctored copy without a
+retained weight, which must abort naming it. Set OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-import os
 import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
-from omniqual.checks.base import CheckContext, CheckOutcome, TargetInfo
+from omniqual.checks.base import CheckContext, CheckOutcome, LaunchAttempt, TargetInfo
 from omniqual.checks.strict_load import StrictLoadCheck, StrictLoadParams
+from omniqual.deploy.checkpoint_index import inventory_checkpoint
+from omniqual.deploy.launcher import probe_startup
 from omniqual.domain.axes import RowKey
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
@@ -32,9 +38,9 @@ PIPELINES = [
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    configured = os.environ.get("OMNIQUAL_EMBEDDED_CACHE")
-    return Path(configured) if configured else tmp_path_factory.mktemp("checkpoints")
+def cache(checkpoint_cache: Path) -> Path:
+    """The session's one checkpoint cache (tests/integration/conftest.py)."""
+    return checkpoint_cache
 
 
 def recipe_for(pipeline: str) -> LaunchRecipe:
@@ -44,16 +50,27 @@ def recipe_for(pipeline: str) -> LaunchRecipe:
     return LaunchRecipe(id=pipeline, description="bundled", kind="embedded", pipeline=pipeline)  # type: ignore[arg-type]
 
 
-def run(checkpoint: Path, recipe: LaunchRecipe) -> tuple[CheckOutcome, MemorySink]:
+Launch = Callable[[LaunchRecipe], Awaitable[LaunchAttempt]]
+
+
+def run(
+    checkpoint: Path, recipe: LaunchRecipe, launch: Launch | None = None
+) -> tuple[CheckOutcome, MemorySink]:
     sink = MemorySink()
     ctx = CheckContext(
-        gate=GateSpec(id="strict-load", kind="strict_load", version=1),
+        gate=GateSpec(id="strict-load", kind="strict_load", version=3),
         row=RowKey((("model", recipe.pipeline or ""),)),
         target=TargetInfo(url=None, recipe=recipe, checkpoint_dir=checkpoint, label=recipe.id),
         artifacts=sink, project_root=ROOT,
         make_client=lambda: (_ for _ in ()).throw(AssertionError),  # type: ignore[arg-type,return-value]
+        launch_expecting_failure=launch,
     )  # fmt: skip
     return asyncio.run(StrictLoadCheck().run(ctx, StrictLoadParams())), sink
+
+
+def case(outcome: CheckOutcome, case_id: str) -> tuple[GateOutcome, str]:
+    (found,) = [c for c in outcome.cases if c.id == case_id]
+    return found.outcome, found.note
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
@@ -69,6 +86,14 @@ def test_bundled_checkpoint_loads_strictly(pipeline: str, cache: Path) -> None:
     assert loaders["transformer"] == "vllm-omni"
     measures = {m.name: m.value for m in outcome.measurements}
     assert measures["loaded_params"] >= measures["expected_params"] > 0
+    # SL-06 over the model's own files as the serving environment resolved them.
+    assert case(outcome, "load-weights-scan")[0] is GateOutcome.PASSED
+    scan = json.loads(sink.blobs["load-weights-scan.json"])
+    assert any(f.startswith("vllm_omni/diffusion/models/") for f in scan["files"]), scan
+    assert any(any(fn.endswith("load_weights") for fn in fns)
+               for fns in scan["load_paths"].values()), scan["load_paths"]  # fmt: skip
+    # No launcher here: the doctored start-up is absent, and says so.
+    assert case(outcome, "doctored-startup")[0] is GateOutcome.SKIPPED
 
 
 def test_sd3_without_a_k_shard_fails_naming_it(cache: Path, tmp_path: Path) -> None:
@@ -94,3 +119,51 @@ def test_sd3_without_a_k_shard_fails_naming_it(cache: Path, tmp_path: Path) -> N
         f" shard 'k' ({victim!r}); present 'transformer_blocks.0.attn.to_q.weight',"
         " 'transformer_blocks.0.attn.to_v.weight'",
     )
+
+
+def test_sd3_started_without_a_retained_weight_aborts_naming_it(
+    cache: Path, tmp_path: Path
+) -> None:
+    """SL-03 live: the gate drops one weight the runtime retains from its own copy of the
+    checkpoint and starts the SD3 recipe on it; vLLM-Omni 0.30 must refuse to start."""
+    from omniqual.deploy.embedded.catalog import build_checkpoint
+
+    checkpoint = Path(build_checkpoint("sd3-tiny", cache).path)
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest()
+              for p in sorted((checkpoint / "transformer").iterdir())}  # fmt: skip
+    launched: list[LaunchRecipe] = []
+
+    async def attempt(recipe: LaunchRecipe) -> LaunchAttempt:
+        launched.append(recipe)
+        startup = await asyncio.to_thread(
+            probe_startup, recipe, log_path=tmp_path / "doctored.log",
+            state_dir=tmp_path / "state", recipe_dir=ROOT / "runners" / "embedded",
+        )  # fmt: skip
+        return LaunchAttempt(startup, None)
+
+    outcome, sink = run(checkpoint, recipe_for("sd3-tiny"), attempt)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    state, note = case(outcome, "doctored-startup")
+    assert state is GateOutcome.PASSED, note
+    evidence = json.loads(sink.blobs["doctored-startup.json"])
+    dropped = evidence["dropped"]
+    # A weight the runtime really retains, really present in the original checkpoint.
+    runtime = json.loads(sink.blobs["runtime-params.json"])
+    transformer = next(c for c in runtime["components"] if c["name"] == "transformer")
+    assert dropped["component"] == "transformer" and transformer["loader"] == "vllm-omni"
+    assert dropped["parameter"] in {p["name"] for p in transformer["params"]
+                                    if p["kind"] == "parameter"}  # fmt: skip
+    tensors = {t.name for c in inventory_checkpoint(checkpoint).components for t in c.tensors}
+    assert dropped["tensor"] in tensors
+    # The server refused: it exited without becoming ready, naming the weight.
+    assert evidence["became_ready"] is False and evidence["reason"] == "exited"
+    assert evidence["exit_code"] not in (None, 0)
+    assert f"transformer.{dropped['parameter']}" in evidence["named_by"]
+    log = (tmp_path / "doctored.log").read_text(errors="replace")
+    assert "not initialized from checkpoint" in log
+    (recipe,) = launched
+    assert "{model}" not in " ".join(recipe.command) and recipe.command[1] == "serve"
+    assert not Path(recipe.command[2]).exists(), "the doctored copy is removed afterwards"
+    after = {p: hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted((checkpoint / "transformer").iterdir())}  # fmt: skip
+    assert after == before, "the cached checkpoint is never written"

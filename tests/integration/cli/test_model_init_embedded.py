@@ -2,24 +2,27 @@
 contributor runs it from a fresh project: draft, see ``matrix validate`` refuse the TODOs, fill
 them in, probe, take the reviewed proposals, run api-contract, abort and soak against the URL,
 compile the matrix and render the report. One server for the module, under a private TMPDIR
-that the project's gate specs name as the URL target's watched directory.
+that the project's gate specs name as the URL target's watched directory: a fresh one, not the
+session's shared sd3-tiny server, since the abort and soak gates run against it (they load it
+to saturation and cut requests, which may leave it in a state no later test should inherit).
+Its checkpoint comes from the session's one cache.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
+from omniqual.deploy.embedded.catalog import BuiltCheckpoint
 from omniqual.specs.contracts import load_contract
 from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
@@ -108,15 +111,14 @@ def take_proposals(root: Path, probe_output: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def drafted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Drafted]:
-    from omniqual.deploy.embedded.catalog import build_checkpoint
+def drafted(
+    tmp_path_factory: pytest.TempPathFactory, checkpoints: Callable[[str], BuiltCheckpoint]
+) -> Iterator[Drafted]:
     from omniqual.deploy.launcher import launched
     from omniqual.specs.recipes import find_recipe
 
     base = tmp_path_factory.mktemp("model-init")
-    configured = os.environ.get("OMNIQUAL_EMBEDDED_CACHE")
-    cache = Path(configured) if configured else Path.home() / ".cache" / "omniqual-test-checkpoints"
-    checkpoint = build_checkpoint("sd3-tiny", cache)
+    checkpoint = checkpoints("sd3-tiny")
     server_tmp = base / "server-tmp"
     server_tmp.mkdir()
     root = base / "project"
@@ -140,6 +142,9 @@ def drafted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Drafted]:
         yield Drafted(root, target.url, init, todo_check, filled_check, probe, final_check)
 
 
+# Runs first, so it is charged the module's launch and five CLI calls (init and probe send
+# requests; the three validations take seconds).
+@pytest.mark.timeout(1800)
 def test_init_drafts_files_that_validate_only_once_their_todos_are_filled(
     drafted: Drafted,
 ) -> None:
@@ -196,6 +201,8 @@ def test_probe_proposals_are_the_known_0_30_behaviour_of_sd3(drafted: Drafted) -
     assert "kept (already there)" in drafted.probe.stdout
 
 
+# Three gate runs (api-contract, abort, soak) of up to 600 s each, then compile and report.
+@pytest.mark.timeout(2100)
 def test_the_filled_draft_qualifies_to_a_compiled_matrix_and_a_report(drafted: Drafted) -> None:
     root, evidence = drafted.root, drafted.root / ".omniqual" / "runs"
     runs = {g: omniqual(root, "gate", "run", g, "--target", drafted.url, "--matrix",

@@ -180,7 +180,6 @@ def write_project(root: Path) -> Path:
     return root
 
 
-@pytest.mark.slow
 def test_sigkill_mid_gate_leaves_no_server_and_resume_continues(tmp_path: Path) -> None:
     project = write_project(tmp_path / "proj")
     marker = tmp_path / "marker.json"

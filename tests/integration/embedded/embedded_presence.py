@@ -3,7 +3,8 @@
 Outside CI a missing target skips the live tests and says why. In CI (``CI`` set to true, as
 hosted runners do, or ``OMNIQUAL_REQUIRE_EMBEDDED=1``, set by ``.ci/run``) it fails them: CI
 installs the target (``make setup``), so a missing one is a broken set-up, and a skip there
-would leave the run green without a single live test.
+would leave the run green without a single live test. The decision is the suite's one
+(tests/requirements.py).
 """
 
 from __future__ import annotations
@@ -11,19 +12,13 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from tests.requirements import require_or_skip
 
 VLLM_BIN = Path(sys.executable).parent / "vllm"
 INSTALL_HINT = "install it with .ci/install-embedded.sh (make setup)"
-
-
-@dataclass(frozen=True, slots=True)
-class Absence:
-    """The embedded target is missing: fail (``required``) or skip, with ``reason``."""
-
-    required: bool
-    reason: str
+REQUIRE_VARIABLE = "OMNIQUAL_REQUIRE_EMBEDDED"
 
 
 def missing_embedded(vllm_bin: Path = VLLM_BIN) -> str | None:
@@ -34,19 +29,8 @@ def missing_embedded(vllm_bin: Path = VLLM_BIN) -> str | None:
     return ", ".join(gone) or None
 
 
-def required_here(env: Mapping[str, str]) -> bool:
-    """CI providers set ``CI=true`` (some ``CI=1``); ``.ci/run`` sets OMNIQUAL_REQUIRE_EMBEDDED."""
-    return env.get("CI", "").strip().lower() in ("true", "1", "yes") or (
-        env.get("OMNIQUAL_REQUIRE_EMBEDDED") == "1"
-    )
-
-
-def absence(env: Mapping[str, str], missing: str | None) -> Absence | None:
-    """None when nothing is missing; else whether to fail or skip, and the reason to give."""
-    if missing is None:
-        return None
-    what = f"the embedded vLLM-Omni target is not installed here (missing: {missing}); "
-    if required_here(env):
-        return Absence(True, f"{what}CI requires it, so its live tests fail rather than skip: "
-                             f"{INSTALL_HINT}")  # fmt: skip
-    return Absence(False, what + INSTALL_HINT)
+def require_embedded(missing: str | None, env: Mapping[str, str] | None = None) -> None:
+    """Return when nothing is missing; else skip, or fail where CI requires the target."""
+    if missing is not None:
+        require_or_skip(f"the embedded vLLM-Omni target (missing: {missing})", INSTALL_HINT,
+                        require_variable=REQUIRE_VARIABLE, env=env)  # fmt: skip

@@ -9,10 +9,16 @@ import pytest
 
 from omniqual.deploy.embedded.catalog import build_checkpoint
 from omniqual.deploy.embedded.manifest import read_manifest, verify_files
+from tests.integration.embedded.embedded_presence import INSTALL_HINT
+from tests.requirements import require_module
 
 pytestmark = [pytest.mark.integration, pytest.mark.embedded]
 
-pytest.importorskip("diffusers", reason="the embedded extra is not installed")
+
+@pytest.fixture(autouse=True)
+def diffusers_installed() -> None:
+    """Per test, not at import: a failure in collection would stop the fast tier's run too."""
+    require_module("diffusers", INSTALL_HINT, require_variable="OMNIQUAL_REQUIRE_EMBEDDED")
 
 
 def test_sd3_build_is_sharded_cached_and_byte_identical_on_rebuild(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """Each bundled tiny pipeline served by real vLLM-Omni on the CPU platform answers its endpoint.
 
 Checks the bytes are a valid PNG/MP4/WAV of the requested shape and prints time-to-ready and
-request latency (visible with `pytest -s`, also stored as junit properties).
+request latency (visible with `pytest -s`, also stored as junit properties). Each pipeline is
+served by its bundled recipe's session-shared server (the same argv as the catalog's
+server_args): these tests only send requests.
 """
 
 from __future__ import annotations
@@ -11,18 +13,21 @@ import io
 import time
 import wave
 from collections.abc import Callable
-from pathlib import Path
+from contextlib import AbstractContextManager
 
 import httpx
 import pytest
-from embedded_server import EMBEDDED_MARKS, RunningServer, serve
+from embedded_server import EMBEDDED_MARKS
 from PIL import Image
 
-from omniqual.deploy.embedded.catalog import PIPELINES, BuiltCheckpoint
+from omniqual.deploy.embedded.catalog import PIPELINES
+from tests.integration.embedded.shared_servers import SharedServer, SharedServers
 
 pytestmark = EMBEDDED_MARKS
+SHARED_SERVERS = ["sd3-tiny", "qwen-image-tiny", "qwen-image-edit-tiny", "wan-t2v-tiny",
+                  "wan-i2v-tiny", "stable-audio-tiny"]  # fmt: skip
+"""The session-shared servers this module borrows: each pipeline's bundled recipe."""
 
-Checkpoints = Callable[[str], BuiltCheckpoint]
 Recorder = Callable[[str, object], None]
 TIMEOUT = httpx.Timeout(120.0)
 
@@ -44,23 +49,21 @@ def _mp4_shape(data: bytes) -> tuple[str, int, int, int]:
         return stream.codec_context.name, stream.width, stream.height, frames
 
 
-def _record(record_property: Recorder, server: RunningServer, latency_s: float) -> None:
+def _record(record_property: Recorder, server: SharedServer, latency_s: float) -> None:
     record_property("time_to_ready_s", round(server.ready_s, 2))
     record_property("request_latency_s", round(latency_s, 3))
     print(f"ready {server.ready_s:.2f} s, request {latency_s:.3f} s")
 
 
-def _serve(name: str, checkpoints: Checkpoints) -> tuple[Path, tuple[str, ...]]:
+def _serve(name: str, servers: SharedServers) -> AbstractContextManager[SharedServer]:
+    """The session's server of the bundled recipe named like the pipeline."""
     entry = PIPELINES[name]
     assert entry.known_failure is None, entry.known_failure
-    return checkpoints(name).path, entry.server_args
+    return servers.borrow(name)
 
 
-def test_sd3_tiny_generates_png(
-    checkpoints: Checkpoints, tmp_path: Path, record_property: Recorder
-) -> None:
-    path, args = _serve("sd3-tiny", checkpoints)
-    with serve(path, args, tmp_path / "server.log") as server:
+def test_sd3_tiny_generates_png(shared_servers: SharedServers, record_property: Recorder) -> None:
+    with _serve("sd3-tiny", shared_servers) as server:
         body = {"prompt": "a fox", "size": "64x48", "num_inference_steps": 2, "seed": 1}
         started = time.monotonic()
         response = httpx.post(
@@ -75,11 +78,11 @@ def test_sd3_tiny_generates_png(
 
 @pytest.mark.parametrize("name", ["qwen-image-tiny"])
 def test_qwen_image_tiny_generates_png(
-    name: str, checkpoints: Checkpoints, tmp_path: Path, record_property: Recorder
+    name: str, shared_servers: SharedServers, record_property: Recorder
 ) -> None:
-    path, args = _serve(name, checkpoints)
+    args = PIPELINES[name].server_args
     assert args == ("--model-class-name", "QwenImagePipeline")
-    with serve(path, args, tmp_path / "server.log") as server:
+    with _serve(name, shared_servers) as server:
         body = {"prompt": "a fox", "size": "64x64", "num_inference_steps": 2, "seed": 1}
         started = time.monotonic()
         response = httpx.post(
@@ -92,12 +95,11 @@ def test_qwen_image_tiny_generates_png(
 
 
 def test_qwen_image_edit_tiny_edits_png(
-    checkpoints: Checkpoints, tmp_path: Path, record_property: Recorder
+    shared_servers: SharedServers, record_property: Recorder
 ) -> None:
-    path, args = _serve("qwen-image-edit-tiny", checkpoints)
     source = io.BytesIO()
     Image.new("RGB", (64, 64), (40, 120, 200)).save(source, format="PNG")
-    with serve(path, args, tmp_path / "server.log") as server:
+    with _serve("qwen-image-edit-tiny", shared_servers) as server:
         form = {"prompt": "make it red", "num_inference_steps": "2", "seed": "1"}
         files = {"image": ("source.png", source.getvalue(), "image/png")}
         started = time.monotonic()
@@ -126,9 +128,8 @@ def _wait_for_video(base_url: str, video_id: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("name", ["wan-t2v-tiny", "wan-i2v-tiny"])
 def test_wan_tiny_async_and_sync_mp4(
-    name: str, checkpoints: Checkpoints, tmp_path: Path, record_property: Recorder
+    name: str, shared_servers: SharedServers, record_property: Recorder
 ) -> None:
-    path, args = _serve(name, checkpoints)
     form = {
         "prompt": "a fox",
         "size": "64x48",
@@ -141,7 +142,7 @@ def test_wan_tiny_async_and_sync_mp4(
         reference = io.BytesIO()
         Image.new("RGB", (64, 48), (200, 40, 40)).save(reference, format="PNG")
         files = {"input_reference": ("ref.png", reference.getvalue(), "image/png")}
-    with serve(path, args, tmp_path / "server.log") as server:
+    with _serve(name, shared_servers) as server:
         created = httpx.post(
             f"{server.base_url}/v1/videos", data=form, files=files or None, timeout=TIMEOUT
         )
@@ -167,10 +168,9 @@ def test_wan_tiny_async_and_sync_mp4(
 
 
 def test_stable_audio_tiny_generates_wav(
-    checkpoints: Checkpoints, tmp_path: Path, record_property: Recorder
+    shared_servers: SharedServers, record_property: Recorder
 ) -> None:
-    path, args = _serve("stable-audio-tiny", checkpoints)
-    with serve(path, args, tmp_path / "server.log") as server:
+    with _serve("stable-audio-tiny", shared_servers) as server:
         body = {"input": "rain", "audio_length": 1.0, "num_inference_steps": 2, "seed": 1}
         started = time.monotonic()
         response = httpx.post(f"{server.base_url}/v1/audio/generate", json=body, timeout=TIMEOUT)

@@ -28,7 +28,7 @@ CHILD = Path(__file__).with_name("journal_writer_child.py")
 ROUNDS = 40
 SEED = 20250417
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = pytest.mark.integration
 logger = logging.getLogger(__name__)
 
 

@@ -1,7 +1,8 @@
 """The browser for the HTML report tests, and where their screenshots are kept.
 
-Without a browser the tests skip and say why, unless OMNIQUAL_REQUIRE_BROWSER=1 (set by
-``.ci/run``, which installs one): then a missing browser fails the run instead.
+Without a browser the tests skip and say why, except in CI (``CI=true``, with which CI runs
+``.ci/run``) or with OMNIQUAL_REQUIRE_BROWSER=1 (set by ``.ci/run``, which installs one): there
+a missing browser fails them instead (tests/requirements.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 from devtools_page import BROWSER_NAMES, find_browser
 
+from tests.requirements import require_or_skip
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -21,13 +24,12 @@ def browser() -> str:
     if found:
         return found
     names = os.environ.get("OMNIQUAL_BROWSER") or ", ".join(BROWSER_NAMES)
-    reason = (
-        f"no headless Chromium on PATH (looked for {names}); `.ci/install-browser.sh` installs "
-        "it from the system's packages, which needs root (or sudo) and apt-get"
+    require_or_skip(
+        f"a headless Chromium on PATH (looked for {names})",
+        "`.ci/install-browser.sh` (make browser) installs it from the system's packages, which "
+        "needs root (or sudo) and apt-get",
+        require_variable="OMNIQUAL_REQUIRE_BROWSER",
     )
-    if os.environ.get("OMNIQUAL_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"OMNIQUAL_REQUIRE_BROWSER=1 but {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,9 @@ class ScriptedDriver:
             return False if last or took < 0.5 * self.solo_s else took
         return True
 
+    async def record_peer(self, case: Case) -> None:
+        return None
+
     async def cut_behind_blocker(self, case: Case) -> None:
         return None
 

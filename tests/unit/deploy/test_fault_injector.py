@@ -202,3 +202,43 @@ def test_the_bootstrap_is_a_lone_sitecustomize() -> None:
     assert sorted(p.name for p in BOOT_DIR.iterdir() if p.suffix == ".py") == ["sitecustomize.py"]
     env = FaultChannel(Path("/c"), Path("/r")).env()
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(BOOT_DIR)
+
+
+def test_a_hold_waits_at_its_point_then_lets_the_request_go_on(tmp_path: Path) -> None:
+    """A cancel point: the request is held (not failed) and goes on once the hold ends."""
+    calls = Calls()
+    channel, injector = _injector(tmp_path, calls)
+    hold = channel.arm("cancel-before-decode", FaultStage.DECODE, FaultMode.HOLD, hang_s=3.0)
+    injector.at("decode", "m:decode")  # returns: the call goes on after the hold
+    assert calls.slept == [3.0]
+    assert [r.event for r in channel.of_arm(hold.arm_id)] == [FaultEvent.FIRED,
+                                                             FaultEvent.HANG_ENDED]
+
+
+def test_the_point_after_encoding_is_the_pipelines_latent_preparation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    calls = Calls()
+    channel, injector = _injector(tmp_path, calls)
+    monkeypatch.setitem(hooks._state, "injector", injector)
+    module = type(sys)("vllm_omni.diffusion.models.toy.pipeline_toy")
+    order: list[str] = []
+
+    class Pipeline:
+        def encode_prompt(self) -> None:
+            order.append("encode")
+
+        def prepare_latents(self) -> int:
+            order.append("latents")
+            return 7
+
+    Pipeline.__module__, Pipeline.__qualname__ = module.__name__, "Pipeline"
+    module.Pipeline = Pipeline  # type: ignore[attr-defined]
+    hooks.patch(module)
+    arm = channel.arm("cancel-after-encode", FaultStage.ENCODED, FaultMode.HOLD, hang_s=1.0)
+    Pipeline().encode_prompt()
+    assert channel.of_arm(arm.arm_id) == []  # encoding itself is not the point
+    assert Pipeline().prepare_latents() == 7
+    fired = [r for r in channel.of_arm(arm.arm_id) if r.event is FaultEvent.FIRED]
+    where = "vllm_omni.diffusion.models.toy.pipeline_toy:Pipeline.prepare_latents"
+    assert [(r.stage, r.where) for r in fired] == [(FaultStage.ENCODED, where)]
+    assert order == ["encode", "latents"] and calls.slept == [1.0]

@@ -60,6 +60,8 @@ def run_gate(
     *,
     row: dict[str, str] | None = None,
     contracts_dir: Path = CONTRACTS,
+    log_path: Path | None = None,
+    budget_s: float | None = None,
     **params: object,
 ) -> GateRun:
     sink = MemorySink()
@@ -67,9 +69,9 @@ def run_gate(
     settings = {"release": "0.30.0", "poll_interval_s": 0.02, "job_timeout_s": 10.0, **params}
     parsed = ApiContractParams.model_validate({"contracts_dir": str(contracts_dir), **settings})
     ctx = CheckContext(
-        gate=GateSpec(id="api-contract", kind="api_contract", version=1),
+        gate=GateSpec(id="api-contract", kind="api_contract", version=1, budget_s=budget_s),
         row=RowKey(tuple((row or {"model": "fake-omni"}).items())),
-        target=TargetInfo(url="http://fake.invalid"),
+        target=TargetInfo(url="http://fake.invalid", log_path=log_path),
         artifacts=sink,
         project_root=Path("/nonexistent"),
         make_client=lambda: OmniClient("http://fake.invalid", transport=fake.transport()),
@@ -82,6 +84,14 @@ def run_gate(
 @pytest.fixture
 def temp_dir(tmp_path: Path) -> Path:
     path = tmp_path / "server-tmp"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def storage_dir(tmp_path: Path) -> Path:
+    """Where a ``ServedFake`` stores finished videos (the server's VLLM_OMNI_STORAGE_PATH)."""
+    path = tmp_path / "server-storage"
     path.mkdir()
     return path
 

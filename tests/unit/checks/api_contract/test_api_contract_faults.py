@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_gate
+from served_fake import ServedFake, ServedScript
 
 from omniqual.domain.outcomes import GateOutcome
 from tests.fakes import FakeConfig, FakeOmni
@@ -18,9 +19,11 @@ def _reasons(run: object) -> str:
 
 
 def test_clean_fake_passes_with_declared_deviation_and_evidence(
-    fake_config: FakeConfig, temp_dir: Path
+    fake_config: FakeConfig, temp_dir: Path, storage_dir: Path
 ) -> None:
-    run = run_gate(FakeOmni(fake_config), temp_dirs=[str(temp_dir)])
+    # The async job's stored file must be watched (G0-30): the fake stores it as a server does.
+    fake = ServedFake(fake_config, ServedScript(storage_dir=storage_dir))
+    run = run_gate(fake, temp_dirs=[str(temp_dir)], storage_dirs=[str(storage_dir)])
     assert run.outcome.outcome is GateOutcome.PASSED, _reasons(run)
     cases = {c.id: c for c in run.outcome.cases}
     assert len(cases) > 60
@@ -162,13 +165,14 @@ def test_sync_async_bytes_differ_fails_naming_both_paths(fake_config: FakeConfig
     assert "sync_async_bytes_differ" in text and "/v1/videos vs /v1/videos/sync" in text
 
 
-def test_parity_can_be_switched_off(fake_config: FakeConfig) -> None:
+def test_parity_can_be_switched_off(fake_config: FakeConfig, storage_dir: Path) -> None:
     fake_config.faults.sync_async_bytes_differ = True
     run = run_gate(
-        FakeOmni(fake_config),
+        ServedFake(fake_config, ServedScript(storage_dir=storage_dir)),
         api_modes=["videos-async"],
         parity=False,
         temp_dirs=[str(fake_config.temp_dir)],
+        storage_dirs=[str(storage_dir)],
     )
     assert run.outcome.outcome is GateOutcome.PASSED, _reasons(run)
 

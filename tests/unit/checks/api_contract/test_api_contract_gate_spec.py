@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[4]
 
 def test_gate_spec_validates_and_kind_resolves() -> None:
     spec, _ = load_spec(ROOT / "gates" / "api-contract.yaml", GateSpec)
-    assert spec.kind == "api_contract" and spec.version == 2
+    assert spec.kind == "api_contract" and spec.version == 3
     params = ApiContractParams.model_validate(spec.params)
     assert params.contracts_dir == "gates/contracts" and params.parity is True
     assert (ROOT / params.contracts_dir).is_dir()

@@ -28,6 +28,7 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
+from omniqual.domain.recipe import LaunchRecipe
 from tests.fakes.fake_config import FakeConfig, FakeFaults
 from tests.fakes.fake_omni import FakeOmni
 from tests.fakes.fake_serial import SerialFakeOmni
@@ -137,6 +138,7 @@ def run(
     reference: FakeOmni | None = None,
     provenance: Provenance | None = None,
     reference_again: FakeOmni | None = None,
+    recipe: LaunchRecipe | None = None,
 ) -> tuple[CheckOutcome, MemorySink]:
     sink = MemorySink()
     reference = reference or FakeOmni()
@@ -158,7 +160,8 @@ def run(
 
     ctx = CheckContext(
         gate=GateSpec(id="parity", kind="candidate_parity", version=2), row=key,
-        target=TargetInfo(url="http://fake.invalid", log_path=log_path, label="candidate"),
+        target=TargetInfo(url="http://fake.invalid", log_path=log_path, label="candidate",
+                          recipe=recipe, checkpoint_dir=tmp_path if recipe else None),
         artifacts=sink, project_root=ROOT, make_client=client_for(candidate or FakeOmni(), mutate),
         serve_reference=serve_reference, provenance=provenance or candidate_provenance(key),
     )  # fmt: skip
@@ -451,3 +454,62 @@ def test_a_fast_path_naming_an_undeclared_tolerance_is_a_spec_error() -> None:
 def test_a_fast_path_with_no_proof_and_no_reason_is_a_spec_error() -> None:
     with pytest.raises(ValueError, match="declares no proof of activity"):
         params(fast_paths=[{"feature": "dtype=fp32", "lossy": False, "tolerance": "dtype"}])
+
+
+FP8_RECIPE = LaunchRecipe.model_validate(
+    yaml.safe_load((ROOT / "runners" / "embedded" / "sd3-tiny-fp8.yaml").read_text())
+)
+
+
+def fake_census(monkeypatch: pytest.MonkeyPatch, method: str) -> None:
+    """The runtime dump of the candidate's pipeline, as built with its fp8 flags: two blocks of
+    a fused qkv and an output projection carrying ``method``, two outer linears unquantized."""
+    from omniqual.checks.parity import candidate_census
+    from omniqual.deploy.runtime_params import RuntimeLinear, RuntimeParamList
+
+    found = [RuntimeLinear(name=f"transformer.transformer_blocks.{b}.attn.{n}", layer="Linear",
+                           quant_method=method)
+             for b in (0, 1) for n in ("to_qkv", "to_out")]  # fmt: skip
+    found += [RuntimeLinear(name=f"transformer.{n}", layer="ReplicatedLinear",
+                            quant_method="UnquantizedLinearMethod")
+              for n in ("context_embedder", "proj_out")]  # fmt: skip
+
+    def dump(checkpoint: Path, **options: Any) -> RuntimeParamList:
+        assert options["quantization"] == ("--quantization", "fp8")
+        return RuntimeParamList(source="meta-instantiation", pipeline_class="Sd3", dtype="bfloat16",
+                                components=(), linears=tuple(found))  # fmt: skip
+
+    monkeypatch.setattr(candidate_census, "dump_runtime_params", dump)
+
+
+def test_fp8_whose_census_quantized_nothing_fails_though_outputs_differ(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedded SD3 fp8 row: its linears take no quant config, so the census shows zero
+    fp8 linears; outputs that differ (by any other cause) prove nothing about fp8."""
+    fake_census(monkeypatch, "UnquantizedLinearMethod")
+    outcome, _ = run(row(quantization="fp8-online-dit"), params(), mutate=noisy(4),
+                     tmp_path=tmp_path, recipe=FP8_RECIPE)  # fmt: skip
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    (reason,) = [r for r in outcome.reasons if SILENT_FALLBACK in r]
+    assert "census: 0 of 6 linears carry a quant method matching" in reason
+    census = outcome.effective["parity"]["census"]["quantization=fp8-online-dit"]
+    assert census["quantized"] == 0 and census["linears"] == 6
+    assert census["prefixes"]["transformer.transformer_blocks.*.attn.to_qkv"] == {
+        "UnquantizedLinearMethod": 2
+    }
+
+
+def test_fp8_with_quantized_linears_and_differing_outputs_passes_with_its_census(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_census(monkeypatch, "Fp8PerTensorOnlineLinearMethod")
+    outcome, sink = run(row(quantization="fp8-online-dit"), params(), mutate=noisy(4),
+                        tmp_path=tmp_path, recipe=FP8_RECIPE)  # fmt: skip
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    census = outcome.effective["parity"]["census"]["quantization=fp8-online-dit"]
+    assert census["quantized"] == 4 and census["args"] == ["--quantization", "fp8"]
+    assert census["prefixes"]["transformer.transformer_blocks.*.attn.to_out"] == {
+        "Fp8PerTensorOnlineLinearMethod": 2
+    }
+    assert "module-census.json" in sink.blobs
