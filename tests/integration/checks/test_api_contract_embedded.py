@@ -112,8 +112,9 @@ def test_api_contract_gate_on_embedded_target(
     if pipeline in TOO_SLOW_HERE:
         assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
         assert [r for r in outcome.reasons if r.startswith(HOST_TOO_SLOW)], outcome.reasons
-        assert outcome.cases[0].id == "images-edits/probe"
-        assert outcome.cases[0].outcome is GateOutcome.PASSED
+        # Judged after the timed probe, which passed: no other served request was sent.
+        probe = [c for c in outcome.cases if c.id == "images-edits/probe"]
+        assert [c.outcome for c in probe] == [GateOutcome.PASSED], outcome.cases
         return
     assert len(outcome.cases) > 20
     missed = [
