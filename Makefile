@@ -37,7 +37,7 @@ $(STAMP): pyproject.toml .ci/install-embedded.sh .ci/torch-cpu-source.sh .ci/pyt
 browser:
 	bash .ci/install-browser.sh
 
-# The main job: build the bundled checkpoints, run the tour campaign (every gate kind and every
+# The main job: build the bundled checkpoints, run the tour campaign (almost every gate kind, every
 # modality at least once) against the live embedded target, compile the matrix and render the
 # PR evidence report into $(OUT)/.
 qualify: setup
