@@ -17,8 +17,10 @@ what it answers later cannot be judged, and the caller says so (invalid), never 
 from dataclasses import dataclass
 
 from omniqual.checks.api_contract.outputs import extract_images
-from omniqual.checks.isolation.matching import Kind, db, match
-from omniqual.checks.isolation.proof import batching
+
+# From matching, not proof: proof imports the abort gate's metrics, so importing it here would
+# make the two packages import each other.
+from omniqual.checks.isolation.matching import Kind, batching, db, match
 from omniqual.client import RawResponse
 from omniqual.compare import ParityTolerance
 from omniqual.loadgen.workload import EndpointKind

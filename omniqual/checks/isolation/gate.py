@@ -26,12 +26,12 @@ from typing import ClassVar, Literal
 from omniqual.checks.base import CheckContext, CheckOutcome
 from omniqual.checks.isolation.exchange import Timeouts
 from omniqual.checks.isolation.judge import Rule, Verdict, judge_case, judge_ids
+from omniqual.checks.isolation.matching import batching
 from omniqual.checks.isolation.params import IsolationParams
 from omniqual.checks.isolation.plan import TWIN_MODE, IsoRequest, build_request_set
 from omniqual.checks.isolation.proof import (
     GaugeSampler,
     Meeting,
-    batching,
     judge_meeting,
     unmet_findings,
 )

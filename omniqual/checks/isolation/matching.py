@@ -94,3 +94,14 @@ def db(value: float | None) -> str:
     if value is None:
         return "unmeasured"
     return "identical" if math.isinf(value) else f"{value:.1f} dB"
+
+
+def batching(execution: str | None) -> bool:
+    """Whether the row's execution mode may put two requests in one execution."""
+    if not execution:
+        return False
+    mode, _, rest = execution.partition("/")
+    capacity = rest.split("+", 1)[0]
+    if mode == "request-batch":
+        return True
+    return mode == "step" and capacity.isdigit() and int(capacity) > 1

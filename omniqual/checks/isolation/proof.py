@@ -29,17 +29,6 @@ from omniqual.checks.isolation.exchange import Served
 from omniqual.client import ClientError, OmniClient
 
 
-def batching(execution: str | None) -> bool:
-    """Whether the row's execution mode may put two requests in one execution."""
-    if not execution:
-        return False
-    mode, _, rest = execution.partition("/")
-    capacity = rest.split("+", 1)[0]
-    if mode == "request-batch":
-        return True
-    return mode == "step" and capacity.isdigit() and int(capacity) > 1
-
-
 @dataclass(slots=True)
 class GaugeSampler:
     """Polls ``/metrics`` while a round runs: the most requests seen in the server at once."""

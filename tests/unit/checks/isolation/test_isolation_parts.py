@@ -9,9 +9,10 @@ from pathlib import Path
 
 from omniqual.checks.isolation.exchange import Served
 from omniqual.checks.isolation.judge import Rule, judge_case
+from omniqual.checks.isolation.matching import batching
 from omniqual.checks.isolation.params import IsolationParams
 from omniqual.checks.isolation.plan import IsoRequest, build_request_set, differing, render
-from omniqual.checks.isolation.proof import batching, judge_meeting, unmet_findings
+from omniqual.checks.isolation.proof import judge_meeting, unmet_findings
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.specs.contracts import load_contract
 
