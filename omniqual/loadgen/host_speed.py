@@ -29,9 +29,12 @@ the second hits the server's requests between the readings.
 from __future__ import annotations
 
 import math
+import os
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,6 +75,31 @@ def reference_workload_s(repeats: int = 15) -> float:
 
     once()
     return statistics.median(once() for _ in range(repeats))
+
+
+OPENBLAS_CORE_OF_CAP: dict[str, str] = {"avx2": "Haswell"}
+"""The OpenBLAS kernel family that computes as a server capped to an ISA class does
+(``ATEN_CPU_CAPABILITY``): the probe must read the speed of what the server runs, and on an
+AVX512 or AMX host an uncapped probe reads ~45 % faster than its AVX2-capped server works."""
+
+
+def capped_reference_workload(caps: Mapping[str, str]) -> Callable[[], float]:
+    """The reference workload timed in a child process under ``caps`` (the server's ISA caps,
+    OpenBLAS held to the same class); the plain in-process workload where no cap applies.
+
+    A child, because OpenBLAS reads its kernel family once, when it loads."""
+    core = OPENBLAS_CORE_OF_CAP.get(caps.get("ATEN_CPU_CAPABILITY", "").lower())
+    if core is None:
+        return reference_workload_s
+    env = {**os.environ, **caps, "OPENBLAS_CORETYPE": core, "OPENBLAS_NUM_THREADS": "1"}
+    code = "from omniqual.loadgen.host_speed import reference_workload_s as w; print(w())"
+
+    def probe() -> float:
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, check=True, timeout=120)  # fmt: skip
+        return float(done.stdout.strip())
+
+    return probe
 
 
 @dataclass(frozen=True, slots=True)

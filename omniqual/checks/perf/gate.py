@@ -29,20 +29,16 @@ launches may fall from them (a baseline of fewer than three launches judges noth
 * otherwise more repetitions or launches, and at the ceiling (or where more cannot decide)
   ``invalid: inconclusive`` with the interval.
 
-Never a flake: a noisy host yields ``invalid``, not a verdict. On a CPU row with the server on
-the measuring host, the host's speed is read before each launch's measured repetitions and after
-each (a fixed one-thread reference workload and hypervisor steal;
-:mod:`omniqual.loadgen.host_speed`). A host that reads slower or faster than when the baseline
-was set widens the interval by as much as it may explain (from none of the change to all of
-it), so a 2x slower server still fails on a host a quarter slower and an unchanged one never
-fails on a faster host. A host that changed speed during the run, or more steal than the
-baseline saw, is ``invalid`` naming the readings (:mod:`omniqual.checks.perf.host`). On a GPU
-row the CPU workload is never run; the GPU's clocks are recorded instead
-(:mod:`omniqual.checks.perf.gpu`). Any failed request fails the gate (errors are findings). No
-baseline for the row's hardware, serve configuration and work is ``invalid: no baseline for this
-hardware/config``; the launches and repetitions are still recorded, so a baseline can be set
-from the result. A pass counts for a row only beside a passed correctness gate of the same
-deployment (:mod:`omniqual.domain.rules`). Evidence: :mod:`omniqual.checks.perf.outcome`.
+Never a flake: a noisy host yields ``invalid``. On a CPU row with the server on this host, its
+speed is read before and after each launch's repetitions (a one-thread reference workload under
+the server's ISA caps, and steal; :mod:`omniqual.loadgen.host_speed`). A host off the baseline's
+widens the interval by as much as it may explain (none of the change to all of it): a 2x slower
+server fails on a host a quarter slower, an unchanged one never fails on a faster host. A host
+that changed speed during the run, or more steal than the baseline saw, is ``invalid`` naming
+the readings (:mod:`omniqual.checks.perf.host`). A GPU row never runs the CPU workload; its
+clocks are recorded (:mod:`omniqual.checks.perf.gpu`). Any failed request fails the gate. No
+baseline for the row's hardware, serve config and work: ``invalid`` (launches still recorded, so
+one can be set). A pass counts only beside a passed correctness gate of the same deployment.
 """
 
 import asyncio
@@ -76,12 +72,13 @@ from omniqual.checks.perf.work import Repetition, run_repetition
 from omniqual.checks.workload_budget import HOST_TOO_SLOW
 from omniqual.client import OmniClient
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.domain.recipe import LaunchRecipe, RecipeKind
+from omniqual.domain.recipe import LaunchRecipe, RecipeKind, isa_caps
 from omniqual.loadgen.host_speed import (
     REFERENCE_WORKLOAD,
     SETTLE_S,
     CpuTimes,
     HostRatio,
+    capped_reference_workload,
     reference_workload_s,
 )
 from omniqual.loadgen.regression import Comparison, Decision
@@ -135,7 +132,9 @@ class PerfCheck:
         hardware = ctx.row.get("hardware")
         # Fresh readings per run: one check instance may run several rows and targets.
         on_gpu = gpu_row(hardware, environment)
-        host = None if on_gpu else HostReadings(self.host_probe, self.cpu_times, self.settle_s)
+        probe = (capped_reference_workload(isa_caps(hardware))  # as the server computes
+                 if self.host_probe is reference_workload_s else self.host_probe)  # fmt: skip
+        host = None if on_gpu else HostReadings(probe, self.cpu_times, self.settle_s)
         gpus = GpuReadings(self.gpu_reading, hardware) if on_gpu else None
         url = given_url(ctx)
         perf = _Perf(ctx, params, endpoint, template, environment, host, gpus, url is not None)
