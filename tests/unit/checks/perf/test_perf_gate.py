@@ -49,13 +49,12 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
                    values: Sequence[float] = BASE, host_probe_s: float | None = None,
                    host_steal_fraction: float | None = None,
                    host_probe_workload: str | None = REFERENCE_WORKLOAD,
-                   launch_means: Sequence[float] = LAUNCH_MEANS, metric: str = "latency_mean",
-                   params: PerfParams = PARAMS) -> Path:  # fmt: skip
+                   launch_means: Sequence[float] = LAUNCH_MEANS) -> Path:  # fmt: skip
     mean = sum(values) / len(values)
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
     baseline = PerfBaseline(
-        row=str(row), hardware=hardware, metric=metric, direction="lower",
-        threshold=0.10, owner="perf-owners", workload_sha256=workload_sha256(params, "image"),
+        row=str(row), hardware=hardware, metric="latency_mean", direction="lower",
+        threshold=0.10, owner="perf-owners", workload_sha256=workload_sha256(PARAMS, "image"),
         serve=ServeIdentity(recipe="fake", serve_config_sha256=serve, checkpoint_sha256=CKPT),
         evidence=BaselineEvidence(run_id="r0", result_id="x0", set_at=datetime(2025, 1, 1,
                                   tzinfo=UTC), repetitions=tuple(values), mean=mean, stdev=sd,
@@ -67,7 +66,7 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
                                                                 mean=m, repetitions=3)
                                                  for i, m in enumerate(launch_means))),
     )  # fmt: skip
-    path = baseline_path(root / "gates/perf-baselines", row, row.get("hardware") or HW)
+    path = baseline_path(root / "gates/perf-baselines", row, HW)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dump_baseline(baseline))
     return path
@@ -76,21 +75,20 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
 def run(tmp_path: Path, work_s: Sequence[float], *, baseline: dict[str, Any] | None = None,
         params: PerfParams = PARAMS, budget_s: float | None = None,
         host: tuple[Sequence[float], float] | None = None, check: PerfCheck | None = None,
-        local: bool | None = None, hardware: str = HW) -> tuple[CheckOutcome, Harness]:  # fmt: skip
+        local: bool | None = None) -> tuple[CheckOutcome, Harness]:  # fmt: skip
     """``work_s[i]`` is the fake's service time in repetition i (the first is the warm-up;
     the last value repeats). ``host`` puts the server on this host (a pid) with the reference
     workload readings (before, after) and the steal fraction during the repetitions; or
-    ``check`` (its own readings) with ``local`` saying whether the server is on this host.
-    The server is a deployment given by URL: one launch."""
+    ``check`` (its own readings) with ``local`` saying whether the server is on this host."""
     fake = FakeOmni(FakeConfig(image_work_s=work_s[0]))
     harness = Harness()
     ctx, _ = context("perf", "images-generations", fake=fake, harness=harness, root=tmp_path)
-    row = RowKey((*ctx.row.items, ("hardware", hardware)))
+    row = RowKey((*ctx.row.items, ("hardware", HW)))
     ctx = replace(ctx, row=row, gate=GateSpec(id="perf", kind="perf", version=1,
                                               budget_s=budget_s),
                   provenance=Provenance(serve_config_sha256=SERVE, checkpoint_sha256=CKPT))
     if baseline is not None:
-        write_baseline(tmp_path, row, **{"params": params, **baseline})
+        write_baseline(tmp_path, row, **baseline)
     calls = iter(work_s)
 
     def next_work(_message: str, _fraction: float | None) -> None:
