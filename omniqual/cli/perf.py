@@ -1,8 +1,10 @@
 """``omniqual perf``: owned perf baselines and vLLM-Omni perf configs.
 
 ``perf baseline update`` writes a row's baseline from recorded perf results (one run directory
-per server launch, at least three) and prints the diff against the file it replaces (exit 0); it
-refuses (exit 2) too few launches or to replace a baseline of another serve configuration.
+per run of the gate, at least three, each of one or more server launches) and prints the diff
+against the file it replaces with what its launch spread can resolve (exit 0); it refuses
+(exit 2) too few launches, a threshold below the smallest its launch spread can hold (naming
+the one it can), or to replace a baseline of another serve configuration.
 ``perf params`` turns one case of a vLLM-Omni perf config JSON into the perf gate's ``params``
 block (the gate also reads such a file itself: ``vllm_omni_config``).
 """
@@ -23,12 +25,17 @@ perf_app.add_typer(baseline_app, name="baseline")
 @user_errors
 def update_command(
     from_runs: list[Path] = typer.Option(
-        ..., "--from", help="A run directory with a perf result; once per server launch (>= 3)."
+        ..., "--from", help="A run directory with a perf result; once per run (>= 3)."
     ),
     row: str = typer.Option(..., "--row", help="Row selector naming exactly one row."),
     owner: str = typer.Option(None, "--owner", help="Who owns the baseline (default: kept)."),
     baselines: Path = typer.Option(
         None, "--baselines", help="Baseline directory (default: gates/perf-baselines)."
+    ),
+    threshold: float = typer.Option(
+        None, "--threshold", min=0.0, max=1.0,
+        help="Tolerated relative change, e.g. 0.15 (default: kept, else 0.10); refused below "
+        "the smallest the launches' spread can hold.",
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff, write nothing."),
 ) -> None:
@@ -40,7 +47,7 @@ def update_command(
     directory = baselines or find_project().root / "gates" / "perf-baselines"
     selector = Selector.parse(row)
     results = [latest_perf_result(run, selector) for run in from_runs]
-    update = plan_update(results, directory, owner)
+    update = plan_update(results, directory, owner, threshold)
     verb = "would write" if dry_run else ("updated" if update.old else "created")
     typer.echo(f"{verb} {update.path}")
     for line in update.diff:

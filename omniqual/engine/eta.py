@@ -28,6 +28,9 @@ GATE_PRIORS_S: Mapping[str, float] = MappingProxyType({
     "reference_parity": 60.0,
     "offload_sweep": 180.0,
     "isolation": 60.0,
+    # Its own server launches (gates/perf.yaml: launches 3), each a start-up (STARTUP_PRIOR_S)
+    # and a warm-up plus three repetitions (~30 s there): 3 * (45 + 30), rounded up.
+    "perf": 240.0,
 })  # fmt: skip
 """Seconds a gate of each built-in check kind is assumed to take before one was measured: the
 embedded tour's gates on a 2-core AVX2 host, rounded up (an estimate that falls is better news

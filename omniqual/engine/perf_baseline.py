@@ -1,15 +1,21 @@
 """Setting a perf baseline from recorded perf results (``omniqual perf baseline update``).
 
 The new baseline takes the results' repetitions of its metric (at least
-:data:`~omniqual.specs.perf_baseline.MIN_LAUNCHES` results, each from its own run: one server
-launch each, and the mean of each launch is kept), their row, hardware, serve identity and
-workload hash, which must agree; metric, direction and threshold carry over from the file it
-replaces (or the defaults for a first baseline). It never silently replaces a baseline of
-another serve configuration, row or metric: that is refused with the reason (hardware is in the
-file name, so another hardware is another file). The caller shows :attr:`BaselineUpdate.diff`
-for review.
+:data:`~omniqual.specs.perf_baseline.MIN_LAUNCHES` results, each from its own run, spread over
+time; a run of the perf gate holds one or more server launches, and each launch is kept with
+its mean), their row, hardware, serve identity and workload hash, which must agree; metric and
+direction carry over from the file it replaces, the threshold too unless one is given (the
+defaults for a first baseline).
+
+It states what its launch spread can resolve (:func:`omniqual.loadgen.regression.resolution`,
+with the launches per run, repetitions per launch and confidence the latest result's gate used)
+and refuses a threshold below the smallest it can hold, naming that one. It never silently
+replaces a baseline of another serve configuration, row or metric: that is refused with the
+reason (hardware is in the file name, so another hardware is another file). The caller shows
+:attr:`BaselineUpdate.diff` for review.
 """
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,10 +26,13 @@ from omniqual.domain.axes import RowKey, Selector
 from omniqual.domain.result import GateResult
 from omniqual.evidence.run_reader import read_run
 from omniqual.loadgen.host_speed import CHANGED_DURING, CONTENDED
+from omniqual.loadgen.regression import Direction, Spread, compare_launches, resolution
+from omniqual.loadgen.trend import student_t_quantile
 from omniqual.specs.perf_baseline import (
     MIN_LAUNCHES,
     BaselineEvidence,
     BaselineLaunch,
+    BaselineResolution,
     PerfBaseline,
     ServeIdentity,
     baseline_diff,
@@ -52,7 +61,8 @@ class BaselineUpdate:
 
     def write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(dump_baseline(self.new), encoding="utf-8")
+        self.path.write_text(dump_baseline(self.new, resolution_note(self.new)),
+                             encoding="utf-8")  # fmt: skip
 
 
 def latest_perf_result(run_dir: Path, selector: Selector) -> GateResult:
@@ -70,7 +80,8 @@ def latest_perf_result(run_dir: Path, selector: Selector) -> GateResult:
 
 @dataclass(frozen=True, slots=True)
 class _Launch:
-    """One recorded perf result read for a baseline: one server launch."""
+    """One recorded perf result read for a baseline: its run's launches (each its repetitions
+    and, where probed, its host reading)."""
 
     result: GateResult
     hardware: str
@@ -80,6 +91,16 @@ class _Launch:
     probe_s: float | None
     probe_workload: str | None
     steal: float | None
+    launches: tuple[tuple[tuple[float, ...], float | None], ...] = ()
+    per_run: int = 1
+    repetitions_per_launch: int | None = None
+    confidence: float = 0.95
+    cpu_class: str | None = None
+
+    def split(self) -> tuple[tuple[tuple[float, ...], float | None], ...]:
+        """Each launch of the run: its values and host reading (a run recorded before runs
+        held several launches is one)."""
+        return self.launches or ((self.values, self.probe_s),)
 
 
 def _read_launch(result: GateResult, metric: str | None) -> _Launch:
@@ -101,43 +122,66 @@ def _read_launch(result: GateResult, metric: str | None) -> _Launch:
         raise BaselineRefused(f"result {result.result_id} was measured on a host that was not "
                               f"steady ({unsteady[0]}): measure again on a quiet host")  # fmt: skip
     host = perf.get("host")
-    probe_s, steal, workload = (host.get("probe_s"), host.get("steal_fraction"),
-                                host.get("workload")) if isinstance(host, dict) else (
-        None, None, None)  # fmt: skip
+    got = host if isinstance(host, dict) else {}
+    probe_s, steal, workload, cpu = (got.get("probe_s"), got.get("steal_fraction"),
+                                     got.get("workload"), got.get("cpu_class"))  # fmt: skip
     # A run judged by an earlier baseline reads steal against that one's: read it plainly here.
     if isinstance(steal, int | float) and steal > STEAL_TOLERANCE:
         raise BaselineRefused(f"result {result.result_id} was measured on a host that was not "
                               f"steady (the hypervisor stole {steal:.1%} of CPU time during it, "
                               f"tolerance {STEAL_TOLERANCE:.0%}): measure again on a quiet "
                               "host")  # fmt: skip
+    recorded = perf.get("launches")
+    launches = tuple((tuple(_floats(x.get("values"))), _positive(x.get("host_probe_s")))
+                     for x in (recorded if isinstance(recorded, list) else ())
+                     if isinstance(x, dict))  # fmt: skip
+    if any(len(v) < 2 for v, _ in launches):
+        raise ValueError(f"result {result.result_id} has a launch of fewer than 2 repetitions; "
+                         "a baseline needs a spread in each")  # fmt: skip
+    per_run, reps, confidence = (perf.get("launches_per_run"), perf.get("repetitions_per_launch"),
+                                 perf.get("confidence"))  # fmt: skip
     return _Launch(result, hardware, tuple(values),
                    ServeIdentity.model_validate(perf.get("serve") or {}),
                    str(perf.get("workload_sha256")), _positive(probe_s),
                    workload if isinstance(workload, str) and _positive(probe_s) else None,
-                   _positive(steal, zero=True))  # fmt: skip
+                   _positive(steal, zero=True), launches,
+                   per_run if isinstance(per_run, int) and per_run >= 1 else 1,
+                   reps if isinstance(reps, int) and reps >= 2 else None,
+                   confidence if isinstance(confidence, float) and 0.5 < confidence < 1
+                   else 0.95,
+                   cpu if isinstance(cpu, str) and _positive(probe_s) else None)  # fmt: skip
 
 
-def plan_update(results: Sequence[GateResult], directory: Path,
-                owner: str | None) -> BaselineUpdate:  # fmt: skip
-    """A baseline from perf results of one row, each its own server launch (run)."""
+def plan_update(results: Sequence[GateResult], directory: Path, owner: str | None,
+                threshold: float | None = None) -> BaselineUpdate:  # fmt: skip
+    """A baseline from perf results of one row, each its own run of one or more server
+    launches; ``threshold`` replaces the one kept (or the default)."""
     if not results:
         raise ValueError("no perf result to set a baseline from")
     latest = max(results, key=lambda r: r.finished_at)
     row = RowKey.parse(latest.row)
     first = _read_launch(latest, None)  # its hardware names the file; the metric comes next
-    path = baseline_path(directory, row, first.hardware)
+    path = baseline_path(directory, row, first.hardware, first.cpu_class)
     old = load_baseline(path) if path.is_file() else None
     metric = old.metric if old else DEFAULT_METRIC
     launches = [_read_launch(r, metric) for r in results]
+    classes = sorted({launch.cpu_class or "an unrecorded class" for launch in launches})
+    if len(classes) > 1:
+        raise BaselineRefused("the runs were measured on hosts of different CPU classes ("
+                              + "; ".join(classes) + "): a baseline is set on one class of "
+                              "host, from runs on that class")  # fmt: skip
     _same_deployment_and_work(launches, path)
     runs = [launch.result.run_id for launch in launches]
     if len(set(runs)) != len(runs):
         raise BaselineRefused("two results come from the same run: each launch of the server "
                               "counts once (give one run directory per launch)")  # fmt: skip
+    # Runs, not only launches: launches of one run follow one another within minutes, and
+    # launches spread over time are what a later run is judged against.
     if len(launches) < MIN_LAUNCHES:
         raise BaselineRefused(f"{len(launches)} run(s) given; a baseline needs at least "
-                              f"{MIN_LAUNCHES} server launches (one `--from` per run) to know "
-                              "how far launches of one build differ")  # fmt: skip
+                              f"{MIN_LAUNCHES} server launches from as many runs (one `--from` "
+                              "per run, spread over time) to know how far launches of one "
+                              "build differ")  # fmt: skip
     if old is not None:
         moved = old.serve.mismatch(first.serve)
         if moved is not None:
@@ -146,16 +190,30 @@ def plan_update(results: Sequence[GateResult], directory: Path,
                                   "deliberately")  # fmt: skip
         if old.row != latest.row or old.hardware != first.hardware:
             raise BaselineRefused(f"{path} is for row {old.row} on {old.hardware}")
-    values = [v for launch in launches for v in launch.values]
-    probes = [launch.probe_s for launch in launches]
+    ordered = sorted(launches, key=lambda x: x.result.finished_at)
+    each = [(run, n + 1, values, probe) for run in ordered
+            for n, (values, probe) in enumerate(run.split())]  # fmt: skip
+    values = [v for _, _, launch_values, _ in each for v in launch_values]
+    probes = [probe for _, _, _, probe in each]
     steals = [launch.steal for launch in launches]
     probed = None not in probes and len({launch.probe_workload for launch in launches}) == 1
+    means = [statistics.fmean(launch_values) for _, _, launch_values, _ in each]
+    newest = next(launch for launch in launches if launch.result is latest)
+    stated = _resolution(newest, [v for _, _, v, _ in each], means)
+    held = threshold if threshold is not None else old.threshold if old else DEFAULT_THRESHOLD
+    if held < stated.min_threshold:
+        floor = math.ceil(stated.min_threshold * 100) / 100
+        raise BaselineRefused(
+            f"threshold {held:.0%} is below what this baseline's launch spread can resolve: "
+            f"with {stated.launches_per_run} launch(es) per run at {stated.confidence:.0%} it "
+            f"can hold {floor:.0%} or more (an unchanged server's typical interval is "
+            f"±{stated.min_threshold:.1%}); pass --threshold {floor:g} or more, or set it from "
+            "more launches")  # fmt: skip
     new = PerfBaseline(
         row=latest.row, hardware=first.hardware, gate=latest.gate_id, metric=metric,
         unit="1/s" if metric == "throughput_qps" else "s",
         direction=old.direction if old else ("higher" if metric == "throughput_qps" else "lower"),
-        threshold=old.threshold if old else DEFAULT_THRESHOLD,
-        owner=owner or (old.owner if old else "unowned"), serve=first.serve,
+        threshold=held, owner=owner or (old.owner if old else "unowned"), serve=first.serve,
         workload_sha256=first.workload_sha256,
         evidence=BaselineEvidence(
             run_id=latest.run_id, result_id=latest.result_id, set_at=latest.finished_at,
@@ -163,16 +221,33 @@ def plan_update(results: Sequence[GateResult], directory: Path,
             stdev=statistics.stdev(values),
             host_probe_s=statistics.median(p for p in probes if p) if probed else None,
             host_probe_workload=first.probe_workload if probed else None,
+            host_cpu_class=first.cpu_class if probed else None,
             host_steal_fraction=(statistics.median(s for s in steals if s is not None)
                                  if probed and None not in steals else None),
             launches=tuple(BaselineLaunch(
-                run_id=launch.result.run_id, result_id=launch.result.result_id,
-                mean=statistics.fmean(launch.values), repetitions=len(launch.values),
-                host_probe_s=launch.probe_s, host_steal_fraction=launch.steal)
-                for launch in sorted(launches, key=lambda x: x.result.finished_at)),
+                run_id=run.result.run_id, result_id=run.result.result_id, launch=number,
+                mean=statistics.fmean(launch_values), repetitions=len(launch_values),
+                host_probe_s=probe, host_steal_fraction=run.steal)
+                for run, number, launch_values, probe in each),
         ),
+        resolution=stated.model_copy(update={"detects": held + stated.min_threshold}),
     )  # fmt: skip
     return BaselineUpdate(path, old, new, tuple(baseline_diff(old, new)))
+
+
+def _resolution(run: _Launch, launches: Sequence[Sequence[float]],
+                means: Sequence[float]) -> BaselineResolution:  # fmt: skip
+    """What the launches can resolve with ``run``'s (the latest result's) launches per run,
+    repetitions per launch and confidence (see :mod:`omniqual.loadgen.regression`)."""
+    reps = run.repetitions_per_launch or min(len(v) for v in launches)
+    # One repetition's spread within a launch, pooled over the launches.
+    within = sum((len(v) - 1) * statistics.variance(v) for v in launches)
+    within_sd = math.sqrt(within / sum(len(v) - 1 for v in launches))
+    half = resolution(Spread.of(means), within_sd=within_sd, per_run=run.per_run,
+                      repetitions=reps, confidence=run.confidence)  # fmt: skip
+    return BaselineResolution(launches_per_run=run.per_run, repetitions_per_launch=reps,
+                              confidence=run.confidence, min_threshold=half,
+                              detects=half)  # fmt: skip
 
 
 def _same_deployment_and_work(launches: Sequence[_Launch], path: Path) -> None:
@@ -207,3 +282,52 @@ def _floats(value: object) -> list[float]:
     if not isinstance(value, Sequence) or isinstance(value, str):
         return []
     return [float(v) for v in value if isinstance(v, int | float)]
+
+
+def within_launch_sd(evidence: BaselineEvidence) -> float:
+    """One repetition's spread within a launch, pooled over the baseline's launches: the total
+    spread of its repetitions less that of its launch means (whatever order they are kept in)."""
+    values, launches = evidence.repetitions, evidence.launches
+    grand = statistics.fmean(values)
+    total = sum((v - grand) ** 2 for v in values)
+    between = sum(x.repetitions * (x.mean - grand) ** 2 for x in launches)
+    return math.sqrt(max(0.0, total - between) / max(1, len(values) - len(launches)))
+
+
+def resolution_note(baseline: PerfBaseline) -> str:
+    """The arithmetic behind the baseline's ``resolution``, for the reviewer of its file."""
+    stated = baseline.resolution
+    if stated is None or len(baseline.evidence.launches) < 2:
+        return ""
+    means = Spread.of([x.mean for x in baseline.evidence.launches])
+    s_w = within_launch_sd(baseline.evidence)
+    m, r, n = stated.launches_per_run, stated.repetitions_per_launch, means.count
+    direction = Direction(baseline.direction)
+
+    def typical(factor: float) -> tuple[float, float, int | None]:
+        runs = [Spread(r, means.mean * factor, s_w * factor)] * m
+        c = compare_launches(runs, means, threshold=baseline.threshold, direction=direction,
+                             confidence=stated.confidence)  # fmt: skip
+        return c.low, c.high, c.df
+
+    low, high, df = typical(1.0)
+    slow_low, slow_high, _ = typical(1.3 if direction is Direction.LOWER else 1 / 1.3)
+    t, h = baseline.threshold, stated.min_threshold
+    se = math.sqrt(means.stdev**2 * (1 / m + 1 / n) + s_w**2 / (r * m)) / means.mean
+    quantile = student_t_quantile((1 + stated.confidence) / 2, df) if df else 0.0
+    beyond = slow_low > t if direction is Direction.LOWER else slow_high < -t
+    return (
+        f"Resolution (what this baseline can tell apart): its {n} launch means average "
+        f"{means.mean:.4g} {baseline.unit}\n"
+        f"  with s_L = {means.stdev:.3g} ({means.stdev / means.mean:.1%}); one repetition's "
+        f"spread within a launch s_w = {s_w:.3g} ({s_w / means.mean:.1%}).\n"
+        f"A run of m = {m} launch(es) of r = {r} repetitions is read against them with half-width\n"
+        f"  t({(1 + stated.confidence) / 2:g}, df {df}) * sqrt(s_L^2 * (1/{m} + 1/{n}) + "
+        f"s_w^2 / ({r} * {m})) / mean = {quantile:.3f} * {se:.2%} = {h:.1%}.\n"
+        f"Unchanged server, typical run: [{low:+.1%}, {high:+.1%}], inside the {t:.0%} "
+        f"threshold: passed.\n"
+        f"30% slower, typical run: [{slow_low:+.1%}, {slow_high:+.1%}]: "
+        f"{'beyond the threshold: failed' if beyond else 'not beyond the threshold: undecided'}.\n"
+        f"Smallest threshold it can hold: {h:.1%}; smallest regression a typical run fails at "
+        f"{t:.0%}: {t:.0%} + {h:.1%} = {stated.detects:.1%}."
+    )

@@ -21,21 +21,39 @@ the interval through its spread). Both sides need at least two values (a spread)
 **Launch to launch.** Repetitions within one server launch scatter less than launches do: on a
 shared 2-vCPU guest the means of nine launches of the same build spread by 7 % (sd), where eight
 repetitions pin one launch's mean to about 2.5 %, with no hypervisor steal and the host's
-reference workload unchanged. A run is one launch, so against a baseline set from several
-launches (``launches``: the mean of each) the question is whether this launch's mean is beyond
-what another launch of the baseline's build would give: the baseline side is then the launches'
-mean with the spread of a *new* launch around it, ``s_L**2 * (1 + 1/k)`` for ``k`` launch means
-of sample deviation ``s_L`` (a prediction interval, ``k - 1`` degrees of freedom), instead of
-``s**2 / n`` of pooled repetitions. ``s_L`` already holds the within-launch scatter of each
-launch's mean, so the interval is conservative, never narrower than the host allows.
+reference workload unchanged. So the unit a run is judged on is the launch: against a baseline
+set from ``n`` launches (the mean of each, sample deviation ``s_L``), a run of ``m`` fresh
+launches (:func:`compare_launches`) is read as the mean of its launch means, and the baseline
+side is the launches' mean with the spread of the mean of ``m`` *new* launches around it,
+``s_L**2 * (1/m + 1/n)`` (a prediction interval, ``n - 1`` degrees of freedom): ``m`` launches
+shrink the new run's term by ``sqrt(m)``. Each launch's own scatter (its repetitions' spread
+over their count, over ``m**2``) is added besides; ``s_L`` already holds the within-launch
+scatter of each launch's mean, so the interval is conservative, never narrower than the host
+allows. One launch (``m = 1``) is :func:`compare` with ``launches``.
 
-**When more repetitions cannot decide.** Repetitions shrink only the run's own term: however
-many there are, the interval stays at least ``z * s_L * sqrt(1 + 1/k)`` wide on each side (the
-normal quantile, below every t quantile, so this floor is never overstated). When the threshold
-lies inside that floor around every mean this launch may still settle on (its mean give or take
-its own ``confidence`` half-width), no further repetition of this launch can decide:
-:func:`launches_cannot_decide` says so, and a caller stops measuring instead of spending its
-budget on repetitions that change nothing.
+**Resolution.** With ``m`` launches per run, ``r`` repetitions each and the baseline's within-
+launch spread, an unchanged server's typical interval is ``±h`` (:func:`resolution`): a threshold
+below ``h`` can never pass an unchanged server, and a regression is failed in the typical case
+only from ``threshold + h`` on. A baseline states both (``omniqual perf baseline update``).
+
+**A host that differs.** A run whose host reads slower or faster than the baseline's
+(:class:`~omniqual.loadgen.host_speed.HostRatio`, beyond what the baseline's own launches were
+read on) may owe any part of its change to the host, from none of it to all of it (the server's
+latency moving with the reference workload). The interval then takes the host's ratio ``H`` as
+a term of its own: its bounds ``[H_lo, H_hi]`` (each clipped at 1, at the ratio's own interval)
+divide the far ends, ``[(1 + lo) / H_hi - 1, (1 + hi) / H_lo - 1]`` for lower-is-better
+(throughput multiplies), and the launches' interval and the ratio's share the ``confidence``
+(each at ``1 - (1 - confidence) / 2``, so together they hold at ``confidence``). A slower host
+then never fails a build it may explain, a faster one never passes a build it may hide, and a
+change beyond both still decides.
+
+**When more repetitions cannot decide.** Repetitions shrink only the last launch's own term:
+however many there are, the interval stays at least ``z * s_L * sqrt(1/m + 1/n)`` wide on each
+side (the normal quantile, below every t quantile, so this floor is never overstated), widened
+by the host's term. When the threshold lies inside that floor around every mean the run may
+still settle on (its last launch's mean give or take its own ``confidence`` half-width, over
+``m``), no further repetition of that launch can decide: :func:`launches_cannot_decide` says so,
+and a caller stops measuring instead of spending its budget on repetitions that change nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +65,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from statistics import NormalDist
 
+from omniqual.loadgen.host_speed import DIFFERS, HostRatio
 from omniqual.loadgen.trend import student_t_quantile
 
 
@@ -91,11 +110,19 @@ class Comparison:
     threshold: float
     direction: Direction
     decision: Decision
+    host_low: float | None = None
+    """The bounds of the host's effect the interval allows for (None: no host term)."""
+    host_high: float | None = None
+    host_ratio: float | None = None
 
     def describe(self) -> str:
+        host = ("" if self.host_ratio is None or self.host_low is None else
+                f"; {DIFFERS} {self.host_ratio - 1:+.0%} against the "
+                f"baseline's, so the interval allows its effect from none to all of it "
+                f"(x{self.host_low:.3g} to x{self.host_high:.3g})")  # fmt: skip
         return (f"{self.change:+.1%} against the baseline, {self.confidence:.0%} interval "
                 f"[{self.low:+.1%}, {self.high:+.1%}], threshold {self.threshold:.0%} "
-                f"({self.direction.value} is better)")  # fmt: skip
+                f"({self.direction.value} is better){host}")  # fmt: skip
 
 
 def welch_df(a: Spread, b: Spread) -> float | None:
@@ -116,45 +143,111 @@ def compare(
     """The candidate's relative change against the baseline and the decision of the rule;
     with ``launches`` (the means of the baseline's server launches) the candidate is one new
     launch read against them (see the module's text)."""
+    _check_confidence(confidence)
+    if launches is not None:
+        return compare_launches([candidate], launches, threshold=threshold,
+                                direction=direction, confidence=confidence)  # fmt: skip
+    terms = [(candidate.stdev**2 / candidate.count, candidate.count - 1),
+             (baseline.stdev**2 / baseline.count, baseline.count - 1)]  # fmt: skip
+    return _decide(candidate.mean, baseline.mean, terms, threshold, direction, confidence)
+
+
+def compare_launches(
+    runs: Sequence[Spread], launches: Spread, *, threshold: float, direction: Direction,
+    confidence: float, host: HostRatio | None = None,
+) -> Comparison:  # fmt: skip
+    """``runs`` (each new launch's repetitions) read as the mean of their launch means against
+    the baseline's ``launches`` (the mean of each of its launches), with the host's term when
+    ``host`` differs from the baseline's (see the module's text)."""
+    _check_confidence(confidence)
+    if not runs:
+        raise ValueError("no launch to compare")
+    m = len(runs)
+    differs = host is not None and host.differs(confidence)
+    level = 1 - (1 - confidence) / 2 if differs else confidence
+    terms = [(launches.stdev**2 * (1 / m + 1 / launches.count), launches.count - 1)]
+    terms += [(r.stdev**2 / r.count / m**2, r.count - 1) for r in runs]
+    mean = statistics.fmean(r.mean for r in runs)
+    plain = _decide(mean, launches.mean, terms, threshold, direction, level)
+    if not differs:
+        return plain
+    assert host is not None
+    low_h, high_h = host.bounds(level)
+    if direction is Direction.LOWER:  # the host slowed the server down by x H at most
+        low, high = (1 + plain.low) / high_h - 1, (1 + plain.high) / low_h - 1
+    else:  # ... or cut its throughput by / H
+        low, high = (1 + plain.low) * low_h - 1, (1 + plain.high) * high_h - 1
+    decision = _decision(low, high, threshold, direction)
+    return Comparison(plain.change, low, high, confidence, plain.df, threshold, direction,
+                      decision, low_h, high_h, host.ratio)  # fmt: skip
+
+
+def resolution(launches: Spread, *, within_sd: float, per_run: int, repetitions: int,
+               confidence: float) -> float:  # fmt: skip
+    """The half-width (relative) of an unchanged server's typical interval: ``per_run`` new
+    launches of ``repetitions`` each, at the baseline's mean with its within-launch spread
+    ``within_sd`` (the smallest threshold a run can pass it at; see the module's text)."""
+    if per_run < 1 or repetitions < 2:
+        raise ValueError("a run needs at least one launch of at least two repetitions")
+    typical = [Spread(repetitions, launches.mean, within_sd)] * per_run
+    c = compare_launches(typical, launches, threshold=1.0, direction=Direction.LOWER,
+                         confidence=confidence)  # fmt: skip
+    return c.high
+
+
+def _check_confidence(confidence: float) -> None:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    terms = [(candidate.stdev**2 / candidate.count, candidate.count - 1)]
-    if launches is not None:
-        reference = launches.mean
-        terms.append((launches.stdev**2 * (1 + 1 / launches.count), launches.count - 1))
-    else:
-        reference = baseline.mean
-        terms.append((baseline.stdev**2 / baseline.count, baseline.count - 1))
+
+
+def _decide(mean: float, reference: float, terms: list[tuple[float, int]], threshold: float,
+            direction: Direction, confidence: float) -> Comparison:  # fmt: skip
     if reference <= 0:
         raise ValueError("the baseline mean must be positive")
-    change = (candidate.mean - reference) / reference
+    change = (mean - reference) / reference
     se = math.sqrt(sum(v for v, _ in terms)) / reference
     df_exact = _satterthwaite(tuple(terms))
     df = None if df_exact is None else max(1, math.floor(df_exact))
     half = 0.0 if df is None else student_t_quantile((1 + confidence) / 2, df) * se
     low, high = change - half, change + half
+    decision = _decision(low, high, threshold, direction)
+    return Comparison(change, low, high, confidence, df, threshold, direction, decision)
+
+
+def _decision(low: float, high: float, threshold: float, direction: Direction) -> Decision:
     if direction is Direction.LOWER:
         regressed, within = low > threshold, high <= threshold
     else:
         regressed, within = high < -threshold, low >= -threshold
-    decision = (Decision.REGRESSED if regressed else Decision.WITHIN if within
-                else Decision.UNDECIDED)  # fmt: skip
-    return Comparison(change, low, high, confidence, df, threshold, direction, decision)
+    return (Decision.REGRESSED if regressed else Decision.WITHIN if within
+            else Decision.UNDECIDED)  # fmt: skip
 
 
 def launches_cannot_decide(
     candidate: Spread, launches: Spread, *, threshold: float, direction: Direction,
-    confidence: float,
+    confidence: float, earlier: Sequence[float] = (), host: HostRatio | None = None,
 ) -> float | None:  # fmt: skip
-    """The floor half-width (relative) of the interval when no further repetitions of this
-    launch could take it off the threshold (see the module's text), else None."""
+    """The floor half-width (relative) of the interval when no further repetitions of the run's
+    last launch (``candidate``; ``earlier``: the means of the launches before it) could take it
+    off the threshold (see the module's text), else None."""
     if candidate.count < 2 or launches.count < 2 or launches.mean <= 0:
         return None
+    m = len(earlier) + 1
+    differs = host is not None and host.differs(confidence)
+    level = 1 - (1 - confidence) / 2 if differs else confidence
+    low_h, high_h = host.bounds(level) if differs and host is not None else (1.0, 1.0)
     reference = launches.mean
-    z = NormalDist().inv_cdf((1 + confidence) / 2)
-    floor = z * launches.stdev * math.sqrt(1 + 1 / launches.count) / reference
-    t = student_t_quantile((1 + confidence) / 2, candidate.count - 1)
-    reach = t * candidate.stdev / math.sqrt(candidate.count) / reference
-    change = (candidate.mean - reference) / reference
-    edge = threshold if direction is Direction.LOWER else -threshold
-    return floor if abs(change - edge) + reach <= floor else None
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    floor = z * launches.stdev * math.sqrt(1 / m + 1 / launches.count) / reference
+    t = student_t_quantile((1 + level) / 2, candidate.count - 1)
+    reach = t * candidate.stdev / math.sqrt(candidate.count) / reference / m
+    change = (statistics.fmean([*earlier, candidate.mean]) - reference) / reference
+    # Undecidable when, wherever the mean settles within its reach, even the narrowest
+    # interval (the floor, widened by the host's term) keeps the threshold inside it.
+    if direction is Direction.LOWER:
+        never_regressed = (1 + change + reach - floor) / high_h - 1 <= threshold
+        never_within = (1 + change - reach + floor) / low_h - 1 > threshold
+    else:
+        never_regressed = (1 + change - reach + floor) * high_h - 1 >= -threshold
+        never_within = (1 + change + reach - floor) * low_h - 1 < -threshold
+    return floor if never_regressed and never_within else None

@@ -1,70 +1,92 @@
-"""The ``perf`` check kind: fixed work, repeated, judged against the row's owned baseline.
+"""The ``perf`` check kind: fixed work, repeated on fresh server launches, judged against the
+row's owned baseline.
 
-Order of work: a health check; ``warmup_repetitions`` passes over the work, discarded; then
-``min_repetitions`` measured passes; then, while the verdict is undecided, one more at a time up
-to ``max_repetitions`` and only while the next one still fits the gate's ``budget_s`` and could
-still decide (sequential): once the spread of the baseline's launches alone keeps the interval
-across the threshold, further repetitions of this launch change nothing, and it stops there.
-Each repetition records latency mean/median/p95/p99 from the server's answers, throughput,
-duration, the stage durations the server reported and its peak memory figure.
+Launches: launches of one build differ by more than repetitions inside one do (7 % on a shared
+2-vCPU guest, where a launch's own mean is pinned to 2 %), so the unit judged is the launch.
+When the gate launches the server itself (the row's launch recipe, through the engine's launcher)
+it measures ``launches`` fresh launches one after another, each stopped before the next starts,
+and judges the mean of their means; while the verdict is undecided it adds one launch at a time
+up to ``max_launches``, while the next one fits the budget. A deployment given by URL is
+measured as it is: one launch, and the result says so.
+
+On each launch: a health check; ``warmup_repetitions`` passes over the work, discarded; then
+``min_repetitions`` measured passes. On the last launch the run can make, more repetitions
+follow one at a time up to ``max_repetitions`` while the verdict is undecided, the next one fits
+the gate's ``budget_s`` and it could still decide (sequential): once the spread of the
+baseline's launches (and the host's term) alone keeps the interval across the threshold,
+further repetitions change nothing, and it stops there. The budget counts the seconds spent
+measuring (start-ups are bounded by the recipe's readiness deadline and may run beside other
+work); a workload whose launches cannot fit it, projected from the first warm-up repetition, is
+``invalid: host too slow for this workload``.
 
 Verdict (the rule of :mod:`omniqual.loadgen.regression`): the two-sided ``confidence`` interval
-on the relative change of the repetitions' mean of the baseline's metric against the mean of
-the server launches the baseline was set from, as wide as one new launch may fall from them
-(this run is one launch; a baseline of fewer than three launches judges nothing), decides:
+on the relative change of the mean of the run's launch means of the baseline's metric against
+the mean of the launches the baseline was set from, as wide as the mean of that many new
+launches may fall from them (a baseline of fewer than three launches judges nothing):
 
 * ``failed`` when the whole interval lies beyond the baseline's threshold in the bad direction;
-* ``passed`` when the whole interval lies inside it (no regression beyond the threshold at that
-  confidence);
-* otherwise more repetitions, and at the ceiling (or where more cannot decide) ``invalid:
-  inconclusive`` with the interval.
+* ``passed`` when the whole interval lies inside it;
+* otherwise more repetitions or launches, and at the ceiling (or where more cannot decide)
+  ``invalid: inconclusive`` with the interval.
 
-Never a flake: a noisy host yields ``invalid``, not a verdict. When the server runs on the
-measuring host, the host's speed is read before the measured repetitions and after each (a
-fixed reference workload, the medians of the first and second half of the readings, and
-hypervisor steal during them; :mod:`omniqual.loadgen.host_speed`): a host
-slower or faster than when the baseline was set, or one that changed speed during the run, is
-``invalid`` naming the readings (:mod:`omniqual.checks.perf.host`), never a regression of the
-build. Any failed request fails the gate
-(errors are findings). No baseline for the row's hardware, serve configuration and work is
-``invalid: no baseline for this hardware/config``; the repetitions (up to ``max_repetitions``
-within the budget) are still recorded, so a baseline can be set from the result. A pass counts
-for a row only beside a passed correctness gate of the same deployment: the rule table
-(:mod:`omniqual.domain.rules`) enforces it.
-
-Evidence: the raw result JSON (``perf-result.json``, vLLM-Omni field names, the environment
-fingerprint and provenance) and the per-request records of every repetition (JSONL).
+Never a flake: a noisy host yields ``invalid``. On a CPU row with the server on this host, its
+speed is read before and after each launch's repetitions (a one-thread reference workload under
+the server's ISA caps, and steal; :mod:`omniqual.loadgen.host_speed`). A host off the baseline's
+widens the interval by as much as it may explain (none of the change to all of it): a 2x slower
+server fails on a host a quarter slower, an unchanged one never fails on a faster host. A host
+that changed speed during the run, or more steal than the baseline saw, is ``invalid`` naming
+the readings (:mod:`omniqual.checks.perf.host`). A GPU row never runs the CPU workload; its
+clocks are recorded (:mod:`omniqual.checks.perf.gpu`). Any failed request fails the gate. No
+baseline for the row's hardware, serve config and work: ``invalid`` (launches still recorded, so
+one can be set). A pass counts only beside a passed correctness gate of the same deployment.
 """
 
 import asyncio
 import json
 from collections.abc import Callable, Mapping
-from pathlib import Path
+from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar, Literal
 
-from omniqual.checks.base import CheckContext, CheckOutcome
+from omniqual.checks.base import CheckContext, CheckOutcome, PointLaunch
 from omniqual.checks.load_binding import endpoint_for
-from omniqual.checks.perf.host import host_reason
+from omniqual.checks.perf.gpu import GpuReading, GpuReadings, gpu_row, read_gpu_clocks
+from omniqual.checks.perf.host import HostReadings, host_ratio, host_reason
 from omniqual.checks.perf.judge import (
     BaselineLookup,
     find_baseline,
     judge,
+    percentile_reason,
     repetitions_cannot_decide,
     serve_identity,
 )
+from omniqual.checks.perf.outcome import (
+    LaunchRecord,
+    PerfFacts,
+    launch_note,
+    perf_outcome,
+    verdict,
+)
 from omniqual.checks.perf.params import PerfParams, workload_sha256
-from omniqual.checks.perf.record import result_document
 from omniqual.checks.perf.upstream import apply_config
 from omniqual.checks.perf.work import Repetition, run_repetition
 from omniqual.checks.workload_budget import HOST_TOO_SLOW
 from omniqual.client import OmniClient
-from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.loadgen.host_speed import SETTLE_S, CpuTimes, HostSpeed, reference_workload_s
+from omniqual.domain.recipe import LaunchRecipe, RecipeKind, isa_caps
+from omniqual.loadgen.cpu_class import host_cpu_class
+from omniqual.loadgen.host_speed import (
+    REFERENCE_WORKLOAD,
+    SETTLE_S,
+    CpuTimes,
+    HostRatio,
+    capped_reference_workload,
+    reference_workload_s,
+)
 from omniqual.loadgen.regression import Comparison, Decision
 from omniqual.loadgen.workload import EndpointKind
 
 Fingerprint = Callable[[], Mapping[str, Any]]
+ServePoint = Callable[[LaunchRecipe], AbstractAsyncContextManager[PointLaunch]]
 
 
 def _host_fingerprint() -> Mapping[str, Any]:
@@ -73,18 +95,34 @@ def _host_fingerprint() -> Mapping[str, Any]:
     return collect_fingerprint().model_dump(mode="json")
 
 
+def given_url(ctx: CheckContext) -> str | None:
+    """The deployment to measure as it is (one launch), or None to launch the row's recipe."""
+    recipe = ctx.target.recipe
+    if recipe is not None and recipe.kind is RecipeKind.URL:
+        return recipe.url
+    return ctx.target.url if ctx.serve_point is None else None
+
+
 class PerfCheck:
     kind: ClassVar[str] = "perf"
     params_model: ClassVar[type[PerfParams]] = PerfParams
-    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "server"
+    needs: ClassVar[Literal["server", "checkpoint", "launches"]] = "launches"
     measures: ClassVar[bool] = True  # request latency and throughput
+    # Its start-ups may run beside other groups' work: it judges nothing of a start-up (no time
+    # to ready, no memory while starting), each launch gets its discarded warm-up once the host
+    # is its own again, and the host's readings are taken then too.
+    shares_start_ups: ClassVar[bool] = True
 
     def __init__(self, fingerprint: Fingerprint = _host_fingerprint,
                  host_probe: Callable[[], float] = reference_workload_s,
                  cpu_times: Callable[[], CpuTimes] = CpuTimes.now,
-                 settle_s: float = SETTLE_S) -> None:  # fmt: skip
+                 settle_s: float = SETTLE_S,
+                 gpu_reading: GpuReading = read_gpu_clocks,
+                 cpu_class: Callable[[], str | None] = host_cpu_class) -> None:  # fmt: skip
         self.fingerprint = fingerprint
+        self.cpu_class = cpu_class
         self.host_probe, self.cpu_times, self.settle_s = host_probe, cpu_times, settle_s
+        self.gpu_reading = gpu_reading
 
     async def run(self, ctx: CheckContext, params: PerfParams) -> CheckOutcome:
         api_mode = ctx.row.get("api_mode")
@@ -93,227 +131,273 @@ class PerfCheck:
             return CheckOutcome(GateOutcome.SKIPPED, (f"api_mode {api_mode!r} has no HTTP "
                                                       "endpoint to measure",))  # fmt: skip
         params, template = apply_config(params, ctx)
-        async with ctx.make_client() as client:
-            health = await client.send_raw("GET", "/health", timeout_s=10.0)
-            if health.status != 200:
-                return CheckOutcome(GateOutcome.FAILED, (f"before the work: GET /health "
-                                                         f"{health.status}",))  # fmt: skip
-            # Fresh readings per run: one check instance may run several rows and targets.
-            host = _HostReadings(self.host_probe, self.cpu_times, self.settle_s)
-            return await _Perf(ctx, params, endpoint, client, template, self.fingerprint,
-                               host).run()  # fmt: skip
-
-
-class _HostReadings:
-    """The host speed readings around the measured repetitions (server on this host only)."""
-
-    def __init__(self, probe: Callable[[], float], cpu_times: Callable[[], CpuTimes],
-                 settle_s: float) -> None:  # fmt: skip
-        self.probe, self.cpu_times, self.settle_s = probe, cpu_times, settle_s
-        self.readings: list[float] = []
-        self.started: CpuTimes | None = None
-
-    async def read(self) -> None:
-        """One reading, once the server's workers are idle. Blocking on purpose (~0.1 s): no
-        request is in flight, and the probe must not share the CPU with this process's own
-        event loop work."""
-        if self.started is None:
-            self.started = self.cpu_times()
-        await asyncio.sleep(self.settle_s)
-        self.readings.append(self.probe())
-
-    def finish(self) -> HostSpeed | None:
-        if self.started is None or len(self.readings) < 2:
-            return None
-        steal = self.cpu_times().steal_fraction_since(self.started)
-        return HostSpeed.of(self.readings, steal)
+        environment = dict(self.fingerprint())
+        hardware = ctx.row.get("hardware")
+        # Fresh readings per run: one check instance may run several rows and targets.
+        on_gpu = gpu_row(hardware, environment)
+        probe = (capped_reference_workload(isa_caps(hardware))  # as the server computes
+                 if self.host_probe is reference_workload_s else self.host_probe)  # fmt: skip
+        host = None if on_gpu else HostReadings(probe, self.cpu_times, self.settle_s,
+                                                self.cpu_class())  # fmt: skip
+        gpus = GpuReadings(self.gpu_reading, hardware) if on_gpu else None
+        url = given_url(ctx)
+        perf = _Perf(ctx, params, endpoint, template, environment, host, gpus, url is not None)
+        recipe = ctx.target.recipe
+        if url is not None:
+            make = ctx.make_client if ctx.target.url == url else (lambda: OmniClient(url))
+            await perf.measure_launch(make, ctx.target.pid is not None and ctx.target.agent is None)
+        elif recipe is None or ctx.serve_point is None:
+            return CheckOutcome(GateOutcome.INVALID, ("perf needs the row's launch recipe and a "
+                                                      "launcher, or a served target",))  # fmt: skip
+        else:
+            await perf.launched(recipe, ctx.serve_point)
+        return perf.outcome()
 
 
 class _Perf:
+    """One perf run: its launches, their repetitions, and the comparison once there is one."""
+
     def __init__(self, ctx: CheckContext, params: PerfParams, endpoint: EndpointKind,
-                 client: OmniClient, template: dict[str, Any], fingerprint: Fingerprint,
-                 host: _HostReadings) -> None:  # fmt: skip
-        self.ctx, self.params, self.endpoint, self.client = ctx, params, endpoint, client
-        self.template, self.fingerprint, self.host = template, fingerprint, host
-        self.speed: HostSpeed | None = None
-        self.reps: list[Repetition] = []
-        self.rows: list[bytes] = []
-        self.loop = asyncio.get_running_loop()
-        self.started = self.loop.time()
-
-    async def _repetition(self, warmup: bool) -> Repetition:
-        index = len(self.reps)
-        measured = sum(not r.warmup for r in self.reps)
-        what = "warm-up" if warmup else f"repetition {measured + 1}"
-        self.ctx.progress(f"perf: {what}", None)
-        rep, run = await run_repetition(self.client, self.params, self.endpoint, index, warmup)
-        self.reps.append(rep)
-        for row in run.rows():
-            line = {"repetition": index, "warmup": warmup, **row.model_dump(mode="json")}
-            self.rows.append(json.dumps(line, sort_keys=True).encode() + b"\n")
-        return rep
-
-    def _fits(self, more: int) -> bool:
-        budget = self.ctx.gate.budget_s
-        if budget is None:
-            return True
-        longest = max(r.duration for r in self.reps)
-        return self.loop.time() - self.started + more * longest <= budget
-
-    async def run(self) -> CheckOutcome:
-        ctx, params = self.ctx, self.params
+                 template: dict[str, Any], environment: dict[str, Any],
+                 host: HostReadings | None, gpus: GpuReadings | None,
+                 one_launch: bool) -> None:  # fmt: skip
+        self.ctx, self.params, self.endpoint = ctx, params, endpoint
+        self.host, self.gpus, self.one_launch = host, gpus, one_launch
         hardware = ctx.row.get("hardware")
-        workload = workload_sha256(params, self.endpoint.value)
+        workload = workload_sha256(params, endpoint.value)
         recipe = ctx.target.recipe.id if ctx.target.recipe is not None else None
         identity = serve_identity(ctx.provenance, recipe)
         lookup = (find_baseline(ctx.project_root / params.baselines_dir, ctx.row, hardware,
-                                identity, workload)
+                                identity, workload, host.cpu_class if host else None)
                   if hardware else None)  # fmt: skip
-        failures: list[str] = []
-        invalid: list[str] = [] if hardware else ["the row names no hardware: no baseline applies"]
+        if lookup is not None and lookup.baseline is not None:
+            short = percentile_reason(lookup.baseline.metric, params.requests)
+            if short is not None:
+                lookup = BaselineLookup(lookup.path, None, short)
+        metric = lookup.baseline.metric if lookup and lookup.baseline else "latency_mean"
+        self.facts = PerfFacts(ctx, params, lookup, identity, workload, metric, template,
+                               environment)  # fmt: skip
+        self.failures: list[str] = []
+        self.invalid: list[str] = [] if hardware else [
+            "the row names no hardware: no baseline applies"]  # fmt: skip
+        self.settled: str | None = None
+        self.stopped = False
+        self.loop = asyncio.get_running_loop()
+        self.spent = 0.0
+        """Seconds spent measuring (start-ups excluded), against the gate's budget."""
+        self.began: float | None = None
+        self.longest = 0.0
+
+    @property
+    def baseline_judges(self) -> bool:
+        return self.facts.lookup is not None and self.facts.lookup.baseline is not None
+
+    @property
+    def due(self) -> int:
+        """Launches every run makes (a deployment given by URL: its one)."""
+        return 1 if self.one_launch else self.params.launches
+
+    @property
+    def ceiling(self) -> int:
+        return 1 if self.one_launch else self.params.launch_ceiling
+
+    def _final_launch(self) -> bool:
+        """Whether the launch under way is the last this run makes: repetitions beyond the
+        minimum go there (only it may still narrow the interval it ends on)."""
+        made = len(self.facts.launches)
+        return made >= self.ceiling or (made >= self.due and not self.baseline_judges)
+
+    def _fits(self, more: int) -> bool:
+        """Whether ``more`` repetitions, and those owed to the launches every run makes, fit
+        the budget at the longest repetition so far."""
+        budget = self.ctx.gate.budget_s
+        if budget is None:
+            return True
+        running = self.loop.time() - self.began if self.began is not None else 0.0
+        owed = max(0, self.due - len(self.facts.launches)) * (
+            self.params.warmup_repetitions + self.params.min_repetitions)  # fmt: skip
+        return self.spent + running + (more + owed) * self.longest <= budget
+
+    def _wants_launch(self) -> bool:
+        if self.stopped:
+            return False
+        made = len(self.facts.launches)
+        if made < self.due:
+            if self._fits(0):
+                return True
+            # Later launches ran slower than the first's projection: the run ends short.
+            budget = self.ctx.gate.budget_s
+            self.invalid.insert(0, f"{HOST_TOO_SLOW} (measured: {made} of {self.due} launches "
+                                   f"took {self.spent:.0f} s measuring; the rest do not fit "
+                                   f"the gate's budget of {budget:g} s)")  # fmt: skip
+            self.stopped = True
+            return False
+        c = self.facts.comparison
+        undecided = c is not None and c.decision is Decision.UNDECIDED and self.settled is None
+        per_launch = self.params.warmup_repetitions + self.params.min_repetitions
+        return undecided and made < self.ceiling and self._fits(per_launch)
+
+    async def launched(self, recipe: LaunchRecipe, serve_point: ServePoint) -> None:
+        """Fresh launches of ``recipe``, one at a time, while the run wants one."""
+        while self._wants_launch():
+            number = len(self.facts.launches) + 1
+            derived = recipe.model_copy(update={"id": f"{recipe.id}-perf{number}"})
+            async with serve_point(derived) as point:
+                if point.log_artifact is not None:
+                    self.facts.logs.append(point.log_artifact)
+                if point.make_client is None or point.target is None:
+                    self.invalid.append(f"launch {number} did not serve: "
+                                        f"{point.startup.reason} after "
+                                        f"{point.startup.elapsed_s:.1f} s")  # fmt: skip
+                    return
+                local = point.target.pid is not None and point.target.agent is None
+                await self.measure_launch(point.make_client, local)
+
+    async def measure_launch(self, make_client: Callable[[], OmniClient], local: bool) -> None:
+        launch = LaunchRecord(len(self.facts.launches) + 1)
+        self.facts.launches.append(launch)
+        self.began = self.loop.time()
+        try:
+            async with make_client() as client:
+                await self._measure(client, launch, local)
+        finally:
+            self.spent += self.loop.time() - self.began
+            self.began = None
+        if not self.stopped:
+            self._judge()
+
+    async def _measure(self, client: OmniClient, launch: LaunchRecord, local: bool) -> None:
+        """One launch's repetitions; ``local``: the server runs on this host, so the host's
+        readings (a CPU row) or the GPU's (a GPU row) are of what it runs on."""
+        params = self.params
+        probing = local and self.host is not None
+        gpus = self.gpus if local else None
+        health = await client.send_raw("GET", "/health", timeout_s=10.0)
+        if health.status != 200:
+            self.failures.append(f"{self._on(launch)}before the work: GET /health "
+                                 f"{health.status}")  # fmt: skip
+            self.stopped = True
+            return
         for _ in range(params.warmup_repetitions):
-            await self._repetition(warmup=True)
-        if self.reps and not self._fits(params.min_repetitions):
-            invalid.insert(0, f"{HOST_TOO_SLOW} (measured: a warm-up repetition took "
-                              f"{self.reps[-1].duration:.1f} s; {params.min_repetitions} more do "
-                              f"not fit the gate's budget of {ctx.gate.budget_s:g} s)")  # fmt: skip
-            return self._outcome(GateOutcome.INVALID, invalid, lookup, None, workload, identity)
-        # The reference workload runs on the server's CPUs only when the server is on this host.
-        probing = self.ctx.target.pid is not None and self.ctx.target.agent is None
+            await self._repetition(client, launch, warmup=True)
+        if launch.number == 1 and launch.reps and not self._fits(params.min_repetitions):
+            self._too_slow(launch.reps[-1])
+            return
+        if gpus is not None:
+            gpus.read(launch.number, "before")
         if probing:
-            await self.host.read()
-        comparison = None
-        settled: str | None = None
+            assert self.host is not None
+            await self.host.read(launch.readings)
         while True:
-            rep = await self._repetition(warmup=False)
+            rep = await self._repetition(client, launch, warmup=False)
             if probing:
-                await self.host.read()
+                assert self.host is not None
+                await self.host.read(launch.readings)
             if rep.failed_requests:
-                failures.append(f"repetition {rep.index}: {rep.failed_requests} of "
-                                f"{params.requests} requests failed ({', '.join(rep.errors)})")
+                self.failures.append(f"{self._on(launch)}repetition {rep.index}: "
+                                     f"{rep.failed_requests} of {params.requests} requests "
+                                     f"failed ({', '.join(rep.errors)})")  # fmt: skip
+                self.stopped = True
                 break
-            measured = self._values(lookup)
-            if len(measured) < params.min_repetitions:
+            if len(launch.values(self.facts.metric)) < params.min_repetitions:
                 continue
-            if lookup is None or lookup.baseline is None:
-                # Nothing to judge: measure up to the ceiling, so a baseline set from this
-                # result knows its spread from as many repetitions as the budget allows.
-                if len(measured) >= params.max_repetitions or not self._fits(1):
-                    break
-                continue
-            comparison = judge(measured, lookup.baseline, params.confidence)
-            if comparison.decision is not Decision.UNDECIDED:
+            if not self._final_launch() or not self._more_repetitions(launch):
                 break
-            # Repetitions narrow only this launch's own term; past that, the budget buys nothing.
-            settled = repetitions_cannot_decide(measured, lookup.baseline, params.confidence)
-            if (settled is not None or len(measured) >= params.max_repetitions
-                    or not self._fits(1)):
-                break
-        self.speed = self.host.finish()
-        baseline = lookup.baseline if lookup else None
-        host_why = None if failures else host_reason(self.speed, baseline, params)
-        if failures:
-            outcome = GateOutcome.FAILED
-        elif host_why is not None and comparison is not None:
-            outcome = GateOutcome.INVALID
-            invalid.append(f"{host_why}; the comparison is recorded but does not judge: "
-                           f"{baseline.metric if baseline else 'metric'} "
-                           f"{comparison.describe()}")  # fmt: skip
-        elif lookup is None or lookup.baseline is None or comparison is None:
-            outcome = GateOutcome.INVALID
-            invalid.append(lookup.why_not if lookup and lookup.why_not else "no comparison made")
-            if host_why is not None:  # a baseline set from this result would inherit it
-                invalid.append(host_why)
-        elif comparison.decision is Decision.REGRESSED:
-            outcome = GateOutcome.FAILED
-            failures.append(f"{lookup.baseline.metric} regressed: {comparison.describe()}")
-        elif comparison.decision is Decision.WITHIN:
-            outcome = GateOutcome.PASSED
-        else:
-            outcome = GateOutcome.INVALID
-            ceiling = (settled if settled is not None else "max_repetitions reached"
-                       if len(self._values(lookup)) >= params.max_repetitions
-                       else "the gate's budget allows no more")
-            invalid.append(f"inconclusive after {len(self._values(lookup))} repetitions "
-                           f"({ceiling}): {lookup.baseline.metric} {comparison.describe()}")
-        return self._outcome(outcome, failures + invalid, lookup, comparison, workload, identity)
+        if probing:
+            assert self.host is not None
+            self.host.close()
+        if gpus is not None:
+            gpus.read(launch.number, "after")
 
-    def _metric(self, lookup: BaselineLookup | None) -> str:
-        return lookup.baseline.metric if lookup and lookup.baseline else "latency_mean"
+    def _more_repetitions(self, launch: LaunchRecord) -> bool:
+        """On the final launch: whether one more repetition is due (sequential rule)."""
+        params = self.params
+        room = len(launch.values(self.facts.metric)) < params.max_repetitions and self._fits(1)
+        if not self.baseline_judges:
+            # Nothing to judge: measure up to the ceiling, so a baseline set from this
+            # result knows its spread from as many repetitions as the budget allows.
+            return room
+        c = self._judge()
+        if c is None or c.decision is not Decision.UNDECIDED:
+            return False
+        lookup = self.facts.lookup
+        assert lookup is not None and lookup.baseline is not None
+        # Repetitions narrow only this launch's own term; past that, the budget buys nothing.
+        self.settled = repetitions_cannot_decide(self.facts.judged_launches(), lookup.baseline,
+                                                 params.confidence, self._ratio())  # fmt: skip
+        return self.settled is None and room
 
-    def _values(self, lookup: BaselineLookup | None) -> list[float]:
-        metric = self._metric(lookup)
-        values = [r.metric(metric) for r in self.reps if not r.warmup]
-        return [v for v in values if v is not None]
+    async def _repetition(self, client: OmniClient, launch: LaunchRecord,
+                          warmup: bool) -> Repetition:  # fmt: skip
+        index = sum(len(x.reps) for x in self.facts.launches)
+        measured = sum(not r.warmup for r in launch.reps)
+        what = "warm-up" if warmup else f"repetition {measured + 1}"
+        self.ctx.progress(f"perf: {self._on(launch)}{what}", None)
+        rep, run = await run_repetition(client, self.params, self.endpoint, index, warmup,
+                                        launch=launch.number)  # fmt: skip
+        launch.reps.append(rep)
+        self.longest = max(self.longest, rep.duration)
+        for row in run.rows():
+            line = {"launch": launch.number, "repetition": index, "warmup": warmup,
+                    **row.model_dump(mode="json")}  # fmt: skip
+            self.facts.rows.append(json.dumps(line, sort_keys=True).encode() + b"\n")
+        return rep
 
-    def _outcome(self, outcome: GateOutcome, reasons: list[str], lookup: BaselineLookup | None,
-                 comparison: Comparison | None, workload: str, identity: Any,
-                 ) -> CheckOutcome:  # fmt: skip
-        ctx, params = self.ctx, self.params
-        metric = self._metric(lookup)
-        values = self._values(lookup)
-        judgement: dict[str, Any] = {
-            "metric": metric, "values": values, "workload_sha256": workload,
-            "hardware": ctx.row.get("hardware"), "serve": identity.model_dump(mode="json"),
-            "baseline_path": str(_relative(lookup.path, ctx.project_root)) if lookup else None,
-            "baseline": lookup.baseline.evidence.model_dump(mode="json")
-            if lookup and lookup.baseline else None,
-            "comparison": _comparison(comparison), "confidence": params.confidence,
-            "host": self.speed.as_json() if self.speed else None,
-            "outcome": outcome.value, "reasons": reasons,
-        }  # fmt: skip
-        measured = [r for r in self.reps if not r.warmup]
-        document = result_document(params=params, row=ctx.row, repetitions=self.reps,
-                                   template=self.template, provenance=ctx.provenance,
-                                   environment=self.fingerprint(), judgement=judgement)  # fmt: skip
-        put = ctx.artifacts.put_artifact
-        artifacts = (
-            put(json.dumps(document, indent=1, default=str).encode(),
-                media_type="application/json", role="summary", name="perf-result.json"),
-            put(b"".join(self.rows), media_type="application/x-ndjson", role="raw-requests",
-                name="perf-requests.jsonl"),
-        )  # fmt: skip
-        measurements = [Measurement(name=f"{metric}.rep{i + 1}", value=v, unit="s")
-                        for i, v in enumerate(values)]  # fmt: skip
-        result = document["result"]
-        for name, unit in (("latency_mean", "s"), ("latency_p95", "s"),
-                           ("throughput_qps", "1/s"), ("peak_memory_mb_max", "MiB")):  # fmt: skip
-            if result.get(name) is not None:
-                total = sum(r.completed_requests for r in measured)
-                measurements.append(Measurement(name=name, value=result[name], unit=unit,
-                                                samples=total))  # fmt: skip
-        if self.speed is not None:  # what the host was doing, beside what the server did
-            measurements += [
-                Measurement(name="host_reference_workload_before", value=self.speed.probe_before_s,
-                            unit="s"),
-                Measurement(name="host_reference_workload_after", value=self.speed.probe_after_s,
-                            unit="s"),
-                Measurement(name="host_steal_fraction", value=self.speed.steal_fraction, unit="1"),
-            ]  # fmt: skip
-        if comparison is not None:
-            measurements.append(Measurement(
-                name="relative_change", value=comparison.change, unit="1", samples=len(values),
-                bound=comparison.threshold, ok=comparison.decision is Decision.WITHIN))  # fmt: skip
-        return CheckOutcome(
-            outcome, tuple(reasons), tuple(measurements), artifacts,
-            requested={"requests": params.requests, "concurrency": params.concurrency,
-                       "arrival_rps": params.arrival_rps,
-                       "min_repetitions": params.min_repetitions,
-                       "max_repetitions": params.max_repetitions},
-            effective={"perf": judgement, "repetitions": len(measured)},
-        )  # fmt: skip
+    def _on(self, launch: LaunchRecord) -> str:
+        return "" if self.one_launch else f"launch {launch.number}, "
 
+    def _too_slow(self, warmup: Repetition) -> None:
+        params = self.params
+        more = (f"{params.min_repetitions} more do" if self.due == 1 else
+                f"{self.due} launches of {params.warmup_repetitions + params.min_repetitions} "
+                "repetitions do")  # fmt: skip
+        self.invalid.insert(0, f"{HOST_TOO_SLOW} (measured: a warm-up repetition took "
+                               f"{warmup.duration:.1f} s; {more} not fit the gate's budget of "
+                               f"{self.ctx.gate.budget_s:g} s)")  # fmt: skip
+        self.stopped = True
 
-def _comparison(c: Comparison | None) -> dict[str, Any] | None:
-    if c is None:
-        return None
-    return {"change": c.change, "low": c.low, "high": c.high, "df": c.df,
-            "threshold": c.threshold, "direction": c.direction.value,
-            "decision": c.decision.value}  # fmt: skip
+    def _ratio(self) -> HostRatio | None:
+        if self.host is None:
+            return None
+        baseline = self.facts.lookup.baseline if self.facts.lookup else None
+        return host_ratio(self.host.readings, REFERENCE_WORKLOAD, baseline,
+                          len(self.facts.launches))  # fmt: skip
 
+    def _judge(self) -> Comparison | None:
+        """The comparison of the launches so far, once the run has made every launch due."""
+        lookup = self.facts.lookup
+        launches = self.facts.judged_launches()
+        if lookup is None or lookup.baseline is None or len(launches) < self.due:
+            return None
+        if any(len(values) < 2 for values in launches):
+            return None
+        self.facts.comparison = judge(launches, lookup.baseline, self.params.confidence,
+                                      self._ratio())  # fmt: skip
+        return self.facts.comparison
 
-def _relative(path: Path, root: Path) -> Path:
-    try:
-        return path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return path
+    def outcome(self) -> CheckOutcome:
+        facts = self.facts
+        facts.speed = self.host.finish() if self.host is not None else None
+        facts.ratio = self._ratio()
+        facts.gpu = self.gpus.as_json() if self.gpus is not None else None
+        facts.launch_note = launch_note(self.one_launch, self.params.launches,
+                                        len(facts.launches))  # fmt: skip
+        # On a GPU row nothing was probed, and the CPU's readings would say nothing anyway.
+        host_why = (None if self.failures or self.gpus is not None
+                    else host_reason(facts.speed, facts.lookup.baseline if facts.lookup else None,
+                                     self.params))  # fmt: skip
+        outcome, reasons = verdict(facts, self.failures, self.invalid, host_why, self._stopped())
+        return perf_outcome(facts, outcome, reasons)
+
+    def _stopped(self) -> str:
+        """Why measuring stopped short of a decision."""
+        if self.settled is not None:
+            return self.settled
+        if len(self.facts.launches) < self.ceiling:
+            return "the gate's budget allows no more launches"
+        final = self.facts.launches[-1].values(self.facts.metric)
+        if self.ceiling > 1:
+            return "max_launches reached"
+        if len(final) >= self.params.max_repetitions:
+            return "max_repetitions reached"
+        return "the gate's budget allows no more"

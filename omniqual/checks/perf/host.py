@@ -1,19 +1,32 @@
-"""Whether the measuring host let the baseline judge a perf run (see
+"""The measuring host around a perf run: its readings, and what they let the baseline do (see
 :mod:`omniqual.loadgen.host_speed`).
 
-Only a server on the measuring host (launched by omniqual, or given by pid) is probed: the
-reference workload then runs on the same CPUs as the server. A baseline set that way records its
-reference workload and the hypervisor steal it saw, and judges only a run whose host was within
-the tolerance of both and steady during the run. A baseline without that reading, or one set on
-a probed host judging a server elsewhere, cannot tell a slower host from a slower build: the run
-is invalid.
+Only a server on the measuring host (launched by omniqual, or given by pid) is probed, and only
+on a CPU row: the reference workload then runs on the same CPUs as the server. A baseline set
+that way records its reference workload and the hypervisor steal it saw. A run whose host reads
+slower or faster than that is still judged, its interval widened by the host's term
+(:func:`host_ratio`); what keeps the baseline from judging (:func:`host_reason`) is a host that
+changed speed during the run, more steal than the baseline saw, or readings that cannot be set
+against each other: a baseline without that reading, or one set on a probed host judging a
+server elsewhere, cannot tell a slower host from a slower build.
 """
 
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
 from omniqual.checks.perf.params import PerfParams
-from omniqual.loadgen.host_speed import HostSpeed, drift_reason, unsteady_reason
+from omniqual.loadgen.host_speed import (
+    CpuTimes,
+    HostRatio,
+    HostSpeed,
+    steal_reason,
+    unsteady_reason,
+)
 from omniqual.specs.perf_baseline import PerfBaseline
 
 NOT_PROBED = "host speed not probed"
+OTHER_CPU = "baseline set on another CPU class"
 
 
 def tolerance(params: PerfParams, baseline: PerfBaseline | None) -> float:
@@ -22,9 +35,89 @@ def tolerance(params: PerfParams, baseline: PerfBaseline | None) -> float:
     return baseline.threshold if baseline is not None else 0.10
 
 
+@dataclass
+class HostReadings:
+    """The host speed readings of one run, across its launches (server on this host only).
+
+    Steal is counted over each launch's measurement (from its first reading to the end of its
+    repetitions), never over the start-ups between them: a baseline's steal was read over its
+    repetitions alone, and a start-up loads every core as no repetition does."""
+
+    probe: Callable[[], float]
+    cpu_times: Callable[[], CpuTimes]
+    settle_s: float
+    cpu_class: str | None = None
+    readings: list[float] = field(default_factory=list)
+    window: CpuTimes | None = None
+    spent: float = 0.0
+    stolen: float = 0.0
+    windows: int = 0
+
+    async def read(self, into: list[float]) -> None:
+        """One reading, once the server's workers are idle, kept in the run's and in ``into``
+        (its launch's). Blocking on purpose (~0.1 s): no request is in flight, and the probe
+        must not share the CPU with this process's own event loop work."""
+        if self.window is None:
+            self.window = self.cpu_times()
+        await asyncio.sleep(self.settle_s)
+        value = self.probe()
+        self.readings.append(value)
+        into.append(value)
+
+    def close(self) -> None:
+        """The end of one launch's measurement: its CPU time and steal are counted."""
+        if self.window is None:
+            return
+        now = self.cpu_times()
+        self.spent += now.total - self.window.total
+        self.stolen += max(0.0, now.steal - self.window.steal)
+        self.windows += 1
+        self.window = None
+
+    def finish(self) -> HostSpeed | None:
+        self.close()
+        if not self.windows or len(self.readings) < 2:
+            return None
+        return HostSpeed.of(self.readings, self.stolen / self.spent if self.spent > 0 else 0.0,
+                            self.cpu_class)  # fmt: skip
+
+
+def _comparable(speed_workload: str, baseline: PerfBaseline) -> bool:
+    return (baseline.evidence.host_probe_s is not None
+            and baseline.evidence.host_probe_workload == speed_workload)  # fmt: skip
+
+
+def host_ratio(readings: list[float], workload: str, baseline: PerfBaseline | None,
+               per_run: int) -> HostRatio | None:  # fmt: skip
+    """This run's host against the baseline's, when both were read with the same reference
+    workload (else None: :func:`host_reason` says why that judges nothing)."""
+    if baseline is None or len(readings) < 2 or not _comparable(workload, baseline):
+        return None
+    recorded = baseline.evidence.host_probe_s
+    assert recorded is not None
+    launch_probes = [x.host_probe_s for x in baseline.evidence.launches if x.host_probe_s]
+    return HostRatio.of(readings, recorded, launch_probes, per_run)
+
+
+def cpu_class_reason(speed: HostSpeed, baseline: PerfBaseline) -> str | None:
+    """Why a probed baseline cannot judge a run on this CPU class, or None: across classes the
+    server's libraries pick other kernels, which the reference workload does not see
+    (:mod:`omniqual.loadgen.cpu_class`)."""
+    theirs, mine = baseline.evidence.host_cpu_class, speed.cpu_class
+    if theirs is not None and theirs == mine:
+        return None
+    fix = ("set one on this class of host with `omniqual perf baseline update` (it is kept "
+           "beside the others)")
+    if theirs is None:
+        return (f"{OTHER_CPU}: the baseline does not record the CPU class it was set on, this "
+                f"host is {mine or 'of an unknown class'}; {fix}")
+    return f"{OTHER_CPU}: the baseline was set on {theirs}, this host is {mine or 'unknown'}; {fix}"
+
+
 def host_reason(speed: HostSpeed | None, baseline: PerfBaseline | None,
                 params: PerfParams) -> str | None:  # fmt: skip
-    """Why the host keeps the baseline from judging this run, or None (it may judge)."""
+    """Why the host keeps the baseline from judging this run, or None (it may judge; a host
+    steadily slower or faster than the baseline's widens the interval instead)."""
     allowed = tolerance(params, baseline)
     if baseline is None:
         return unsteady_reason(speed, allowed, params.steal_tolerance) if speed else None
@@ -37,9 +130,14 @@ def host_reason(speed: HostSpeed | None, baseline: PerfBaseline | None,
     if recorded is None:
         return (f"{NOT_PROBED} when the baseline was set: it cannot tell a slower host from a "
                 "slower build (re-set it with `omniqual perf baseline update`)")
-    if baseline.evidence.host_probe_workload != speed.workload:
+    if not _comparable(speed.workload, baseline):
         return (f"{NOT_PROBED} with this run's reference workload when the baseline was set "
                 f"(it timed {baseline.evidence.host_probe_workload or 'an unnamed one'}, this "
                 f"run {speed.workload}): re-set it with `omniqual perf baseline update`")
-    return drift_reason(speed, recorded, baseline.evidence.host_steal_fraction, allowed,
-                        params.steal_tolerance)
+    if (foreign := cpu_class_reason(speed, baseline)) is not None:
+        return foreign
+    # A host that changed speed under the run: one ratio to the baseline's reading cannot
+    # describe which launches ran at which speed, so no term can stand for it.
+    if (unsteady := unsteady_reason(speed, allowed, 1.0)) is not None:
+        return unsteady
+    return steal_reason(speed, baseline.evidence.host_steal_fraction, params.steal_tolerance)

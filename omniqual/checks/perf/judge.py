@@ -4,25 +4,31 @@ A baseline judges a run only when it is the row's own file for the row's hardwar
 on the same serve configuration (serve config hash and checkpoint hash, where recorded) and the
 same work (workload hash). Anything else is ``invalid: no baseline for this hardware/config``,
 never a verdict from a stranger's numbers. Nor does one set from fewer than
-:data:`~omniqual.specs.perf_baseline.MIN_LAUNCHES` server launches: a run is one launch, and
-how far launches of one build differ is what a new launch is read against. The comparison itself
-is :func:`omniqual.loadgen.regression.compare` (a prediction interval for one new launch against
-the owner's threshold).
+:data:`~omniqual.specs.perf_baseline.MIN_LAUNCHES` server launches: how far launches of one build
+differ is what a run's launches are read against. Nor one whose metric is a percentile that a
+repetition's sample count cannot support (the sample-sufficiency rule of soak and bench,
+:mod:`omniqual.loadgen.sufficiency`): a p99 of 20 requests is no claim to judge. The comparison
+itself is :func:`omniqual.loadgen.regression.compare_launches` (a prediction interval for the
+mean of the run's launches against the owner's threshold, with the host's term where it
+differs).
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from omniqual.checks.perf.work import PERCENTILE_FIELDS
 from omniqual.domain.axes import RowKey
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.rules import UNKNOWN_VALUES
+from omniqual.loadgen.host_speed import HostRatio
 from omniqual.loadgen.regression import (
     Comparison,
     Direction,
     Spread,
-    compare,
+    compare_launches,
     launches_cannot_decide,
 )
+from omniqual.loadgen.sufficiency import DEFAULT_CONFIDENCE, required_samples
 from omniqual.specs.perf_baseline import (
     MIN_LAUNCHES,
     PerfBaseline,
@@ -34,6 +40,20 @@ from omniqual.specs.source import SpecError
 
 NO_BASELINE = "no baseline for this hardware/config"
 FEW_LAUNCHES = "baseline set from too few launches"
+
+
+def percentile_reason(metric: str, requests: int) -> str | None:
+    """Why a repetition of ``requests`` samples supports no claim on ``metric``, or None."""
+    percentile = PERCENTILE_FIELDS.get(metric)
+    if percentile is None:
+        return None
+    needed = required_samples(percentile, confidence=DEFAULT_CONFIDENCE)
+    if requests >= needed:
+        return None
+    return (f"{metric} is no claim: {requests} samples per repetition, and a p{percentile:g} "
+            f"needs at least {needed} at {DEFAULT_CONFIDENCE:.0%} confidence (the "
+            "sample-sufficiency rule of soak and bench): judge latency_mean, or raise the "
+            "requests per repetition")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +76,16 @@ def serve_identity(provenance: Provenance | None, recipe: str | None) -> ServeId
 
 
 def find_baseline(
-    directory: Path, row: RowKey, hardware: str, identity: ServeIdentity, workload: str
+    directory: Path, row: RowKey, hardware: str, identity: ServeIdentity, workload: str,
+    cpu_class: str | None = None,
 ) -> BaselineLookup:
+    """The baseline that may judge this run: with the server on this host (``cpu_class``, its
+    CPU class), the one set on this class of host, else the row's plain file (whose recorded
+    class :func:`omniqual.checks.perf.host.host_reason` still holds against this host's)."""
     path = baseline_path(directory, row, hardware)
+    if cpu_class is not None and (own := baseline_path(directory, row, hardware,
+                                                        cpu_class)).is_file():  # fmt: skip
+        path = own
     if not path.is_file():
         return BaselineLookup(path, None, f"{NO_BASELINE}: {path} does not exist (set one with "
                                           "`omniqual perf baseline update`)")  # fmt: skip
@@ -88,25 +115,37 @@ def find_baseline(
     return BaselineLookup(path, baseline, None)
 
 
-def judge(values: list[float], baseline: PerfBaseline, confidence: float) -> Comparison:
-    """The run's repetitions of the baseline's metric, one new launch, against the baseline's
+def judge(launches: list[list[float]], baseline: PerfBaseline, confidence: float,
+          host: HostRatio | None = None) -> Comparison:  # fmt: skip
+    """The run's launches (each its repetitions of the baseline's metric) against the baseline's
     launches (:func:`find_baseline` hands out only baselines with enough of them)."""
-    launches = Spread.of([launch.mean for launch in baseline.evidence.launches])
-    return compare(Spread.of(values), Spread.of(baseline.evidence.repetitions),
-                   threshold=baseline.threshold, direction=Direction(baseline.direction),
-                   confidence=confidence, launches=launches)  # fmt: skip
+    return compare_launches([Spread.of(values) for values in launches], _launch_means(baseline),
+                            threshold=baseline.threshold,
+                            direction=Direction(baseline.direction), confidence=confidence,
+                            host=host)  # fmt: skip
 
 
-def repetitions_cannot_decide(values: list[float], baseline: PerfBaseline,
-                              confidence: float) -> str | None:  # fmt: skip
-    """Why no further repetition of this launch could decide against ``baseline`` (the spread
-    of its launches alone keeps the interval across the threshold), or None."""
-    launches = Spread.of([launch.mean for launch in baseline.evidence.launches])
-    floor = launches_cannot_decide(Spread.of(values), launches, threshold=baseline.threshold,
+def _launch_means(baseline: PerfBaseline) -> Spread:
+    return Spread.of([launch.mean for launch in baseline.evidence.launches])
+
+
+def repetitions_cannot_decide(
+    launches: list[list[float]], baseline: PerfBaseline, confidence: float,
+    host: HostRatio | None = None,
+) -> str | None:  # fmt: skip
+    """Why no further repetition of the run's last launch could decide against ``baseline``
+    (the spread of its launches, and the host's term, keep the interval across the threshold
+    wherever the last launch may settle), or None."""
+    spread = _launch_means(baseline)
+    earlier = [Spread.of(values).mean for values in launches[:-1]]
+    floor = launches_cannot_decide(Spread.of(launches[-1]), spread,
+                                   threshold=baseline.threshold,
                                    direction=Direction(baseline.direction),
-                                   confidence=confidence)  # fmt: skip
+                                   confidence=confidence, earlier=earlier, host=host)  # fmt: skip
     if floor is None:
         return None
-    return (f"more cannot decide: the spread of the baseline's {launches.count} launches alone "
-            f"keeps a new launch's interval at least ±{floor:.1%} wide, and this launch's mean "
+    runs = "a new launch's" if len(launches) == 1 else f"the mean of {len(launches)} launches'"
+    hosted = " and the host's term" if host is not None and host.differs(confidence) else ""
+    return (f"more cannot decide: the spread of the baseline's {spread.count} launches alone "
+            f"keeps {runs} interval at least ±{floor:.1%} wide{hosted}, and this run's mean "
             "cannot settle far enough from the threshold")

@@ -1,5 +1,6 @@
 """The perf gate's ``params`` block: the fixed work of one repetition (shapes, steps, seeds,
-request count, concurrency or arrival rate), how many repetitions, and where baselines live.
+request count, concurrency or arrival rate), how many repetitions and fresh server launches, and
+where baselines live.
 
 Every repetition sends exactly the same requests (the seed fixes each request's seed and the
 shape each slot gets), so repetitions differ only by the server's timing. The work is hashed
@@ -38,16 +39,30 @@ class PerfParams(CheckParams):
         description="Ceiling of the sequential rule: repetitions are added one at a time while "
         "the interval straddles the threshold, up to this many and within the gate's budget.",
     )  # fmt: skip
+    launches: int = Field(
+        default=1, ge=1,
+        description="Fresh server launches per run when the gate launches the server itself (a "
+        "launch recipe): each gets the warm-up and min_repetitions, and the run is judged on "
+        "the mean of the launch means, whose term shrinks by sqrt(launches). A deployment "
+        "given by URL is one launch.",
+    )  # fmt: skip
+    max_launches: int | None = Field(
+        default=None, ge=1,
+        description="More launches, one at a time, while the verdict is undecided and the next "
+        "fits the budget, up to this many (default: launches).",
+    )  # fmt: skip
     confidence: float = Field(default=0.95, gt=0.5, lt=1)
     request_timeout_s: float = Field(default=120.0, gt=0)
     baselines_dir: str = Field(default="gates/perf-baselines",
                                description="Relative to the project root.")  # fmt: skip
     host_speed_tolerance: float | None = Field(
         default=None, gt=0, lt=1,
-        description="How far the host's reference workload may be from the baseline's (or move "
-        "during the run) before the baseline may not judge; default the baseline's threshold "
-        "(a host that much slower could move the verdict by itself; the reference workload "
-        "itself varies by a few percent between readings on a quiet shared host).",
+        description="How far the host's reference workload may move between the first and "
+        "second half of the run before the run is invalid (one ratio to the baseline's reading "
+        "cannot describe a host that changed under it); default the baseline's threshold (a "
+        "host that moved that much could move the verdict by itself; the reference workload "
+        "itself varies by a few percent between readings on a quiet shared host). A host "
+        "steadily slower or faster than the baseline's widens the interval instead.",
     )  # fmt: skip
     steal_tolerance: float = Field(
         default=0.02, ge=0, lt=1,
@@ -63,10 +78,16 @@ class PerfParams(CheckParams):
         description="`test_name/benchmark name` in that config (default: its first case).",
     )
 
+    @property
+    def launch_ceiling(self) -> int:
+        return self.max_launches if self.max_launches is not None else self.launches
+
     @model_validator(mode="after")
     def _repetitions_ordered(self) -> "PerfParams":
         if self.max_repetitions < self.min_repetitions:
             raise ValueError("max_repetitions must be at least min_repetitions")
+        if self.max_launches is not None and self.max_launches < self.launches:
+            raise ValueError("max_launches must be at least launches")
         if self.vllm_omni_case is not None and self.vllm_omni_config is None:
             raise ValueError("vllm_omni_case needs vllm_omni_config")
         return self

@@ -4,7 +4,9 @@ parallelism, cache, quantization, offload, compile, attention backend, commit sh
 the environment fingerprint of the measuring host and what the target is (provenance).
 
 Without a vLLM-Omni config the template fields are read from the row's axes; with one, from the
-config's serve args (the row still names the hardware).
+config's serve args (the row still names the hardware). A percentile the pooled samples cannot
+support is ``"insufficient (n < N)"`` in its vLLM-Omni field, as bench writes it; the observed
+value stays beside it in ``percentiles``, informational.
 """
 
 import os
@@ -16,9 +18,10 @@ import numpy as np
 from pydantic import JsonValue
 
 from omniqual.checks.perf.params import PerfParams
-from omniqual.checks.perf.work import Repetition
+from omniqual.checks.perf.work import PERCENTILE_FIELDS, Repetition, claimed
 from omniqual.domain.axes import RowKey
 from omniqual.domain.provenance import Provenance
+from omniqual.loadgen.sufficiency import DEFAULT_CONFIDENCE, required_samples
 
 
 def build_url() -> str | None:
@@ -57,21 +60,29 @@ def pooled(measured: Sequence[Repetition]) -> dict[str, Any]:
         for name, value in rep.stage_durations_mean.items():
             stages.setdefault(name, []).append(value)
     peaks = [r.peak_memory_mb_max for r in measured if r.peak_memory_mb_max is not None]
-
-    def pct(q: float) -> float | None:
-        return float(np.percentile(latencies, q)) if latencies.size else None
-
+    samples = [float(x) for x in latencies]
     return {
         "duration": duration, "completed_requests": completed,
         "failed_requests": sum(r.failed_requests for r in measured),
         "throughput_qps": completed / duration if duration > 0 else 0.0,
         "latency_mean": float(latencies.mean()) if latencies.size else None,
-        "latency_median": pct(50), "latency_p99": pct(99), "latency_p95": pct(95),
-        "latency_p50": pct(50), "peak_memory_mb_max": max(peaks) if peaks else None,
+        **{name: claimed(samples, p) for name, p in PERCENTILE_FIELDS.items()},
+        "percentiles": {name: percentile_claim(samples, p)
+                        for name, p in PERCENTILE_FIELDS.items()},
+        "peak_memory_mb_max": max(peaks) if peaks else None,
         "peak_memory_mb_mean": float(np.mean(peaks)) if peaks else None,
         "peak_memory_mb_median": float(np.median(peaks)) if peaks else None,
         "stage_durations_mean": {k: float(np.mean(v)) for k, v in sorted(stages.items())},
     }  # fmt: skip
+
+
+def percentile_claim(samples: list[float], percentile: float) -> dict[str, Any]:
+    """A percentile with what backs it: the observed value (informational where the samples
+    fall short), their count and how many a claim needs at the sufficiency rule's confidence."""
+    needed = required_samples(percentile, confidence=DEFAULT_CONFIDENCE)
+    observed = float(np.percentile(np.array(samples), percentile)) if samples else None
+    return {"observed": observed, "samples": len(samples), "required": needed,
+            "supported": len(samples) >= needed, "confidence": DEFAULT_CONFIDENCE}
 
 
 def result_document(

@@ -5,7 +5,10 @@ the gate's seed), so every repetition sends the same requests. Closed loop (``co
 in flight, the next sent as one returns): latency is timed from the send. Open loop
 (``arrival_rps``): latency is timed from the scheduled arrival (no coordinated omission). All
 times are on the event loop's clock. Metric names and units are those of vLLM-Omni's diffusion
-benchmark (seconds, ``throughput_qps``, ``stage_durations_mean`` ...).
+benchmark (seconds, ``throughput_qps``, ``stage_durations_mean`` ...), with bench's one
+difference: a percentile its sample count cannot support (the sample-sufficiency rule of
+:mod:`omniqual.loadgen.sufficiency`, at its 99 % confidence) is written
+``"insufficient (n < N)"``, never a number (:func:`claimed`).
 """
 
 from collections.abc import Iterable
@@ -20,6 +23,7 @@ from omniqual.client import OmniClient
 from omniqual.loadgen.issuer import IssuerSettings, issue
 from omniqual.loadgen.records import LoadRun, RecordStatus
 from omniqual.loadgen.schedule import Schedule, constant_schedule
+from omniqual.loadgen.sufficiency import DEFAULT_CONFIDENCE, required_samples
 from omniqual.loadgen.workload import (
     EndpointKind,
     MixEntry,
@@ -32,6 +36,19 @@ from omniqual.loadgen.workload import (
 
 CLOSED_LOOP_RATE = 1e6
 """Slots of a closed-loop repetition are all due at once; the in-flight cap paces them."""
+PERCENTILE_FIELDS = {"latency_median": 50.0, "latency_p50": 50.0, "latency_p95": 95.0,
+                     "latency_p99": 99.0}  # fmt: skip
+
+
+def claimed(latencies: tuple[float, ...] | list[float], percentile: float) -> float | str | None:
+    """The percentile as a claim: the number when the samples support it, else
+    ``"insufficient (n < N)"`` (as bench writes it); None without samples."""
+    if not latencies:
+        return None
+    needed = required_samples(percentile, confidence=DEFAULT_CONFIDENCE)
+    if len(latencies) < needed:
+        return f"insufficient (n < {needed})"
+    return float(np.percentile(np.array(latencies), percentile))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +64,8 @@ class Repetition:
     stage_durations_mean: dict[str, float] = field(default_factory=dict)
     peak_memory_mb_max: float | None = None
     errors: tuple[str, ...] = ()
+    launch: int = 1
+    """The server launch it ran on (1 for a deployment given by URL)."""
 
     @property
     def throughput_qps(self) -> float:
@@ -71,11 +90,11 @@ class Repetition:
 
     def fields(self) -> dict[str, object]:
         """The repetition in vLLM-Omni's result field names."""
-        names = ("latency_mean", "latency_median", "latency_p50", "latency_p95", "latency_p99")
-        return {"repetition": self.index, "warmup": self.warmup, "duration": self.duration,
-                "completed_requests": self.completed_requests,
+        return {"repetition": self.index, "launch": self.launch, "warmup": self.warmup,
+                "duration": self.duration, "completed_requests": self.completed_requests,
                 "failed_requests": self.failed_requests, "throughput_qps": self.throughput_qps,
-                **{n: self.metric(n) for n in names},
+                "latency_mean": self.metric("latency_mean"),
+                **{n: claimed(self.latencies, p) for n, p in PERCENTILE_FIELDS.items()},
                 "peak_memory_mb_max": self.peak_memory_mb_max,
                 "stage_durations_mean": dict(self.stage_durations_mean),
                 "errors": list(self.errors)}  # fmt: skip
@@ -97,7 +116,8 @@ def plan(params: PerfParams, endpoint: EndpointKind) -> tuple[Schedule, tuple[Pl
 
 
 async def run_repetition(
-    client: OmniClient, params: PerfParams, endpoint: EndpointKind, index: int, warmup: bool
+    client: OmniClient, params: PerfParams, endpoint: EndpointKind, index: int, warmup: bool,
+    launch: int = 1,
 ) -> tuple[Repetition, LoadRun]:
     schedule, planned = plan(params, endpoint)
     settings = BindingSettings(request_timeout_s=params.request_timeout_s,
@@ -107,10 +127,12 @@ async def run_repetition(
     deadline = schedule.window_s + params.request_timeout_s * params.requests
     run = await issue(planned, schedule, send,
                       IssuerSettings(in_flight_cap=cap, deadline_s=deadline))  # fmt: skip
-    return summarize(run, index, warmup, open_loop=params.arrival_rps is not None), run
+    rep = summarize(run, index, warmup, open_loop=params.arrival_rps is not None, launch=launch)
+    return rep, run
 
 
-def summarize(run: LoadRun, index: int, warmup: bool, *, open_loop: bool) -> Repetition:
+def summarize(run: LoadRun, index: int, warmup: bool, *, open_loop: bool,
+              launch: int = 1) -> Repetition:  # fmt: skip
     ok = [r for r in run.records if r.status is RecordStatus.OK]
     latencies = tuple(
         lat for r in ok
@@ -130,7 +152,7 @@ def summarize(run: LoadRun, index: int, warmup: bool, *, open_loop: bool) -> Rep
         index=index, warmup=warmup, duration=duration, completed_requests=len(ok),
         failed_requests=len(run.records) - len(ok), latencies=latencies,
         stage_durations_mean={k: float(np.mean(v)) for k, v in sorted(stages.items())},
-        peak_memory_mb_max=max(peaks) if peaks else None, errors=errors,
+        peak_memory_mb_max=max(peaks) if peaks else None, errors=errors, launch=launch,
     )  # fmt: skip
 
 

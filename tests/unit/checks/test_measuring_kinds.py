@@ -6,7 +6,7 @@ from omniqual.checks.registry import BUILTIN, measures, resolve, shares_start_up
 
 MEASURING = {"soak", "abort", "offload_sweep", "fails_fast", "fails_fast_request", "perf",
              "step_ab", "cache_tiers", "fault_injection"}
-SHARING_START_UPS = {"step_ab", "cache_tiers"}
+SHARING_START_UPS = {"step_ab", "cache_tiers", "perf"}
 
 
 def test_the_kinds_that_measure_time_or_memory_say_so() -> None:

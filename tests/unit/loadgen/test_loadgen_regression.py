@@ -3,12 +3,15 @@ relative threshold in the metric's bad direction."""
 
 import pytest
 
+from omniqual.loadgen.host_speed import HostRatio
 from omniqual.loadgen.regression import (
     Decision,
     Direction,
     Spread,
     compare,
+    compare_launches,
     launches_cannot_decide,
+    resolution,
     welch_df,
 )
 
@@ -121,3 +124,107 @@ def test_a_launch_whose_own_mean_may_still_move_is_measured_on() -> None:
 def test_higher_is_better_reads_the_floor_around_the_lower_threshold() -> None:
     assert cannot_decide([0.95, 0.96, 0.94, 0.95], direction=Direction.HIGHER) is not None
     assert cannot_decide([1.05, 1.06, 1.04, 1.05], direction=Direction.HIGHER) is None
+
+
+# --- m launches per run, the baseline's resolution, and a host that differs -----------------
+
+LAUNCHES_6PCT = Spread.of([1.00, 1.08, 0.92, 1.04, 0.96])  # s_L = 0.0632 over n = 5
+
+
+def flat(value: float, count: int = 3) -> Spread:
+    """A launch whose repetitions agree exactly (no within-launch term)."""
+    return Spread(count, value, 0.0)
+
+
+def test_m_launches_shrink_the_new_runs_term_by_root_m() -> None:
+    # The mean of m new launch means spreads around the baseline's by s_L * sqrt(1/m + 1/n).
+    one = compare_launches([flat(1.0)], LAUNCHES_6PCT, threshold=0.10,
+                           direction=Direction.LOWER, confidence=0.95)  # fmt: skip
+    three = compare_launches([flat(1.0)] * 3, LAUNCHES_6PCT, threshold=0.10,
+                             direction=Direction.LOWER, confidence=0.95)  # fmt: skip
+    s = 0.0632456
+    assert three.df == 4
+    assert three.high == pytest.approx(2.776445 * s * (1 / 3 + 1 / 5) ** 0.5, rel=1e-4)
+    assert one.high == pytest.approx(2.776445 * s * (1 + 1 / 5) ** 0.5, rel=1e-4)
+    assert one.decision is Decision.UNDECIDED and three.decision is Decision.UNDECIDED
+
+
+def test_one_launch_is_the_prediction_interval_of_compare() -> None:
+    run = Spread.of([1.20, 1.22, 1.18])
+    a = compare(run, BASE, threshold=0.10, direction=Direction.LOWER, confidence=0.95,
+                launches=LAUNCHES_6PCT)  # fmt: skip
+    b = compare_launches([run], LAUNCHES_6PCT, threshold=0.10, direction=Direction.LOWER,
+                         confidence=0.95)  # fmt: skip
+    assert (a.low, a.high, a.df) == pytest.approx((b.low, b.high, b.df))
+
+
+def test_resolution_is_the_half_width_of_an_unchanged_runs_typical_interval() -> None:
+    within = 0.05
+    half = resolution(LAUNCHES_6PCT, within_sd=within, per_run=3, repetitions=3,
+                      confidence=0.95)  # fmt: skip
+    typical = [Spread(3, LAUNCHES_6PCT.mean, within)] * 3
+    c = compare_launches(typical, LAUNCHES_6PCT, threshold=0.5, direction=Direction.LOWER,
+                         confidence=0.95)  # fmt: skip
+    assert c.high == pytest.approx(half) and c.low == pytest.approx(-half)
+    more = resolution(LAUNCHES_6PCT, within_sd=within, per_run=5, repetitions=3,
+                      confidence=0.95)  # fmt: skip
+    assert more < half  # more launches per run resolve a smaller change
+
+
+def test_a_slower_host_may_explain_none_or_all_of_a_slowdown() -> None:
+    launches = Spread.of([1.00, 1.01, 0.99])
+    run = [flat(2.5)]  # twice as slow on a host a quarter slower (latency tracked the host)
+    host = HostRatio(ratio=1.25, log_se=0.0, df=None)
+    c = compare_launches(run, launches, threshold=0.10, direction=Direction.LOWER,
+                         confidence=0.95, host=host)  # fmt: skip
+    # Both intervals at 97.5 % (the 5 % is split between them).
+    plain = compare_launches(run, launches, threshold=0.10, direction=Direction.LOWER,
+                             confidence=0.975)  # fmt: skip
+    assert c.high == pytest.approx(plain.high)  # the host explains none of it
+    assert c.low == pytest.approx((1 + plain.low) / 1.25 - 1)  # ... or all of it
+    assert c.decision is Decision.REGRESSED
+    assert (c.host_low, c.host_high) == (1.0, 1.25)
+    assert "host" in c.describe()
+
+
+def test_a_faster_host_never_lets_an_unchanged_latency_pass() -> None:
+    launches = Spread.of([1.00, 1.01, 0.99])
+    host = HostRatio(ratio=0.8, log_se=0.0, df=None)
+    same = compare_launches([flat(1.0)], launches, threshold=0.10, direction=Direction.LOWER,
+                            confidence=0.95, host=host)  # fmt: skip
+    assert same.decision is Decision.UNDECIDED and same.high > 0.10 and same.low < 0.10
+    faster = compare_launches([flat(0.8)], launches, threshold=0.10, direction=Direction.LOWER,
+                              confidence=0.95, host=host)  # fmt: skip
+    assert faster.decision is Decision.WITHIN  # it ran as much faster as its host
+
+
+def test_higher_is_better_reads_a_slower_host_the_other_way() -> None:
+    launches = Spread.of([1.00, 1.01, 0.99])
+    host = HostRatio(ratio=1.25, log_se=0.0, df=None)
+    c = compare_launches([flat(0.8)], launches, threshold=0.10, direction=Direction.HIGHER,
+                         confidence=0.95, host=host)  # fmt: skip
+    plain = compare_launches([flat(0.8)], launches, threshold=0.10, direction=Direction.HIGHER,
+                             confidence=0.975)  # fmt: skip
+    assert c.low == pytest.approx(plain.low)
+    assert c.high == pytest.approx((1 + plain.high) * 1.25 - 1)
+    assert c.decision is Decision.UNDECIDED  # -20 % throughput on a host 25 % slower
+
+
+def test_a_host_within_its_noise_of_the_baselines_adds_no_term() -> None:
+    launches = Spread.of([1.00, 1.01, 0.99])
+    near = HostRatio(ratio=1.02, log_se=0.02, df=20)
+    c = compare_launches([flat(1.0)], launches, threshold=0.10, direction=Direction.LOWER,
+                         confidence=0.95, host=near)  # fmt: skip
+    plain = compare_launches([flat(1.0)], launches, threshold=0.10, direction=Direction.LOWER,
+                             confidence=0.95)  # fmt: skip
+    assert (c.low, c.high) == pytest.approx((plain.low, plain.high))
+    assert c.host_low is None
+
+
+def test_more_launches_cannot_decide_once_the_last_launch_cannot_move_the_mean_enough() -> None:
+    # Two launches measured at +5 %; the third settles near +5 % too: the floor of three
+    # launches' interval (1.96 * s_L * sqrt(1/3 + 1/5)) keeps it across the threshold.
+    floor = launches_cannot_decide(Spread.of([1.05, 1.06, 1.04, 1.05]), LAUNCHES_6PCT,
+                                   threshold=0.10, direction=Direction.LOWER, confidence=0.95,
+                                   earlier=(1.05, 1.05))  # fmt: skip
+    assert floor == pytest.approx(1.959964 * 0.0632456 * (1 / 3 + 1 / 5) ** 0.5, rel=1e-4)

@@ -41,6 +41,7 @@ SERVE = "a" * 64
 CKPT = "c" * 64
 BASE = (0.100, 0.102, 0.098)  # the baseline's repetitions of latency_mean (s)
 LAUNCH_MEANS = (0.100, 0.101, 0.099)  # the means of the launches it was set from
+TEST_CPU = "GenuineIntel x86_64 avx2"  # the CPU class every probed test baseline and host share
 PARAMS = PerfParams(shapes=(ShapeSpec(name="small", width=64, height=64, steps=2),),
                     requests=4, min_repetitions=3, max_repetitions=5)  # fmt: skip
 
@@ -49,12 +50,14 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
                    values: Sequence[float] = BASE, host_probe_s: float | None = None,
                    host_steal_fraction: float | None = None,
                    host_probe_workload: str | None = REFERENCE_WORKLOAD,
-                   launch_means: Sequence[float] = LAUNCH_MEANS) -> Path:  # fmt: skip
+                   host_cpu_class: str | None = TEST_CPU,
+                   launch_means: Sequence[float] = LAUNCH_MEANS, metric: str = "latency_mean",
+                   params: PerfParams = PARAMS) -> Path:  # fmt: skip
     mean = sum(values) / len(values)
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
     baseline = PerfBaseline(
-        row=str(row), hardware=hardware, metric="latency_mean", direction="lower",
-        threshold=0.10, owner="perf-owners", workload_sha256=workload_sha256(PARAMS, "image"),
+        row=str(row), hardware=hardware, metric=metric, direction="lower",
+        threshold=0.10, owner="perf-owners", workload_sha256=workload_sha256(params, "image"),
         serve=ServeIdentity(recipe="fake", serve_config_sha256=serve, checkpoint_sha256=CKPT),
         evidence=BaselineEvidence(run_id="r0", result_id="x0", set_at=datetime(2025, 1, 1,
                                   tzinfo=UTC), repetitions=tuple(values), mean=mean, stdev=sd,
@@ -62,11 +65,12 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
                                   host_probe_workload=host_probe_workload if host_probe_s
                                   else None,
                                   host_steal_fraction=host_steal_fraction,
+                                  host_cpu_class=host_cpu_class if host_probe_s else None,
                                   launches=tuple(BaselineLaunch(run_id=f"r{i}", result_id=f"x{i}",
                                                                 mean=m, repetitions=3)
                                                  for i, m in enumerate(launch_means))),
     )  # fmt: skip
-    path = baseline_path(root / "gates/perf-baselines", row, HW)
+    path = baseline_path(root / "gates/perf-baselines", row, row.get("hardware") or HW)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dump_baseline(baseline))
     return path
@@ -75,20 +79,25 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
 def run(tmp_path: Path, work_s: Sequence[float], *, baseline: dict[str, Any] | None = None,
         params: PerfParams = PARAMS, budget_s: float | None = None,
         host: tuple[Sequence[float], float] | None = None, check: PerfCheck | None = None,
-        local: bool | None = None) -> tuple[CheckOutcome, Harness]:  # fmt: skip
+        local: bool | None = None, hardware: str = HW,
+        cpu: str | None = TEST_CPU) -> tuple[CheckOutcome, Harness]:  # fmt: skip
     """``work_s[i]`` is the fake's service time in repetition i (the first is the warm-up;
     the last value repeats). ``host`` puts the server on this host (a pid) with the reference
     workload readings (before, after) and the steal fraction during the repetitions; or
-    ``check`` (its own readings) with ``local`` saying whether the server is on this host."""
+    ``check`` (its own readings) with ``local`` saying whether the server is on this host.
+    The server is a deployment given by URL: one launch."""
     fake = FakeOmni(FakeConfig(image_work_s=work_s[0]))
     harness = Harness()
     ctx, _ = context("perf", "images-generations", fake=fake, harness=harness, root=tmp_path)
-    row = RowKey((*ctx.row.items, ("hardware", HW)))
-    ctx = replace(ctx, row=row, gate=GateSpec(id="perf", kind="perf", version=1,
-                                              budget_s=budget_s),
-                  provenance=Provenance(serve_config_sha256=SERVE, checkpoint_sha256=CKPT))
+    row = RowKey((*ctx.row.items, ("hardware", hardware)))
+    ctx = replace(
+        ctx,
+        row=row,
+        gate=GateSpec(id="perf", kind="perf", version=1, budget_s=budget_s),
+        provenance=Provenance(serve_config_sha256=SERVE, checkpoint_sha256=CKPT),
+    )
     if baseline is not None:
-        write_baseline(tmp_path, row, **baseline)
+        write_baseline(tmp_path, row, **{"params": params, **baseline})
     calls = iter(work_s)
 
     def next_work(_message: str, _fraction: float | None) -> None:
@@ -96,7 +105,7 @@ def run(tmp_path: Path, work_s: Sequence[float], *, baseline: dict[str, Any] | N
         fake.config.image_work_s = next(calls, fake.config.image_work_s)
 
     ctx = replace(ctx, progress=next_work)
-    check = check or PerfCheck(fingerprint=lambda: {"host": "test"})
+    check = check or PerfCheck(cpu_class=lambda: TEST_CPU, fingerprint=lambda: {"host": "test"})
     if local:
         ctx = replace(ctx, target=replace(ctx.target, pid=4242))
     if host is not None:
@@ -105,7 +114,7 @@ def run(tmp_path: Path, work_s: Sequence[float], *, baseline: dict[str, Any] | N
         (before, after), steal = host
         probes = iter((before, before))
         ticks = iter((CpuTimes(total=100.0, steal=0.0), CpuTimes(total=200.0, steal=100 * steal)))
-        check = PerfCheck(fingerprint=lambda: {"host": "test"},
+        check = PerfCheck(cpu_class=lambda: cpu, fingerprint=lambda: {"host": "test"},
                           host_probe=lambda: next(probes, after),
                           cpu_times=lambda: next(ticks), settle_s=0.0)  # fmt: skip
         ctx = replace(ctx, target=replace(ctx.target, pid=4242))

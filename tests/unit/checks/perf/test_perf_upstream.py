@@ -15,6 +15,7 @@ from omniqual.specs.vllm_omni_perf import load_perf_config, select_case, templat
 from tests.fakes.check_context import context
 from tests.fakes.fake_config import FakeConfig
 from tests.fakes.fake_omni import FakeOmni
+from tests.unit.checks.perf.test_perf_gate import TEST_CPU
 from tests.unit.loadgen.conftest import _run_virtual
 
 DATA = Path(__file__).parents[3] / "data" / "vllm-omni-perf"
@@ -40,8 +41,17 @@ def test_an_unknown_case_names_the_known_ones() -> None:
 
 def test_a_malformed_config_names_the_field(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps([{"test_name": "t", "server_params": {"model": "m"},
-                                "benchmark_params": [{"name": "x", "num-prompts": 0}]}]))
+    bad.write_text(
+        json.dumps(
+            [
+                {
+                    "test_name": "t",
+                    "server_params": {"model": "m"},
+                    "benchmark_params": [{"name": "x", "num-prompts": 0}],
+                }
+            ]
+        )
+    )
     with pytest.raises(SpecError, match=r"0\.benchmark_params\.0\.num-prompts"):
         load_perf_config(bad)
 
@@ -52,7 +62,9 @@ def test_the_gate_runs_the_configs_case_and_writes_its_template(tmp_path: Path) 
     ctx = replace(ctx, row=RowKey((*ctx.row.items, ("hardware", "cpu-x86_64-2core-avx2"))))
     params = PerfParams(vllm_omni_config=str(CONFIG.relative_to(DATA.parents[2])),
                         baselines_dir=str(tmp_path), max_repetitions=3)  # fmt: skip
-    outcome = _run_virtual(PerfCheck(fingerprint=lambda: {"host": "t"}).run(ctx, params))
+    outcome = _run_virtual(
+        PerfCheck(cpu_class=lambda: TEST_CPU, fingerprint=lambda: {"host": "t"}).run(ctx, params)
+    )
     doc = json.loads(harness.sink.blobs["perf-result.json"])
     assert doc["test_name"] == "test_sd3_tiny_cpu" and doc["Cache"] == "none"
     assert doc["benchmark_params"]["num-prompts"] == 4
