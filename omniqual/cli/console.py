@@ -26,7 +26,7 @@ from omniqual.cli.heartbeat import HEARTBEAT_S, Heartbeat
 from omniqual.cli.plain import PlainLines, clock, time_left
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
-from omniqual.engine.events import (
+from omniqual.engine.run.events import (
     EngineEvent,
     GateFinished,
     GateProgress,
@@ -36,7 +36,7 @@ from omniqual.engine.events import (
     TargetReady,
     TargetStarting,
 )
-from omniqual.engine.run_progress import RunProgress
+from omniqual.engine.run.run_progress import RunProgress
 
 STYLE = {
     GateOutcome.PASSED: "green",

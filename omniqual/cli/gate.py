@@ -169,8 +169,8 @@ def run_command(
     """Run a campaign, compile its matrix and render the evidence report."""
     from omniqual.cli.outputs import write_reports
     from omniqual.deploy.reaper import install_signal_handlers
-    from omniqual.engine.campaign import run_campaign
-    from omniqual.engine.resources import parse_jobs
+    from omniqual.engine.run.campaign import run_campaign
+    from omniqual.engine.run.resources import parse_jobs
     from omniqual.specs.campaign import load_campaign
 
     count = parse_jobs(jobs)

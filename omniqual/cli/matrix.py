@@ -12,7 +12,7 @@ from omniqual.engine.matrix_service import (
     load_project_matrix,
     write_json,
 )
-from omniqual.engine.plan import serve_config_notes
+from omniqual.engine.run.plan import serve_config_notes
 from omniqual.report.matrix_pages import PAGE_ROWS, render_matrix_pages
 from omniqual.report.support_document import render_support_tables
 from omniqual.specs.feature_tables import FEATURES_FILE, load_feature_tables

@@ -12,13 +12,13 @@ from omniqual.domain.result import GateResult
 from omniqual.domain.run import RunSummary
 from omniqual.domain.skill_rules import RuleCatalogue
 from omniqual.domain.verdict_stability import StabilityTable
-from omniqual.engine.campaign import CampaignOutcome
 from omniqual.engine.matrix_service import (
     ProjectMatrix,
     compile_from_dirs,
     load_project_matrix,
     write_json,
 )
+from omniqual.engine.run.campaign import CampaignOutcome
 from omniqual.evidence.artifacts import ARTIFACTS_DIR
 from omniqual.evidence.store import find_runs, read_run
 from omniqual.report.campaign_scope_view import CampaignScope

@@ -4,8 +4,8 @@ the plan), each prefixed with the time since the run began, and the heartbeat li
 what is under way when nothing else was said for a while. No markup, no escape codes, never a
 newline inside a line: a reason is its first line of text cut short."""
 
-from omniqual.engine.eta import Estimate
-from omniqual.engine.events import (
+from omniqual.engine.run.eta import Estimate
+from omniqual.engine.run.events import (
     EngineEvent,
     GateFinished,
     GateSkippedAsDone,
@@ -15,7 +15,7 @@ from omniqual.engine.events import (
     TargetReady,
     TargetStarting,
 )
-from omniqual.engine.run_progress import RunProgress
+from omniqual.engine.run.run_progress import RunProgress
 
 REASON_CHARS = 160
 NOTE_CHARS = 80

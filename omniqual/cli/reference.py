@@ -26,7 +26,7 @@ def build_command(
     """Run the contract's official diffusers pipeline on the gate's requests; write the media
     and a manifest (request parameters and sha256 per file)."""
     from omniqual.deploy.reference_runner import ReferenceRunError
-    from omniqual.engine.reference_build import build_reference_dir, recipe_checkpoint
+    from omniqual.engine.targets.reference_build import build_reference_dir, recipe_checkpoint
     from omniqual.specs.project import find_project
     from omniqual.specs.recipes import find_recipe
 

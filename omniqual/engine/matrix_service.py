@@ -14,7 +14,7 @@ from omniqual.compile.classes import compile_digests
 from omniqual.compile.collect import collect_digests
 from omniqual.domain.matrix import CompiledMatrix, LoadedMatrix
 from omniqual.domain.rules import CurrentGate
-from omniqual.engine.gate_runner import check_params
+from omniqual.engine.run.gate_runner import check_params
 from omniqual.specs.gates import LoadedGate, decision_sha256, load_gates, named_inputs
 from omniqual.specs.matrix import load_catalog, load_matrix
 from omniqual.specs.project import ProjectPaths, find_project

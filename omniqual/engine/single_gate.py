@@ -2,8 +2,8 @@
 
 A result may land only on rows the measured deployment is. For a launched recipe those are the
 rows that name it (and agree with every axis it declares). For a URL they are the rows consistent
-with what the server reports (:mod:`omniqual.engine.served_identity`); when rows of more than one
-deployment remain, nothing runs and the candidates are listed for ``--row`` to choose.
+with what the server reports (:mod:`omniqual.engine.targets.served_identity`); when rows of more
+than one deployment remain, nothing runs and the candidates are listed for ``--row`` to choose.
 """
 
 from collections.abc import Sequence
@@ -19,17 +19,17 @@ from omniqual.domain.matrix import PlannedRow
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
-from omniqual.engine import served_identity
-from omniqual.engine.agents import agent_hosts
-from omniqual.engine.campaign import run_plan
-from omniqual.engine.events import Observer, ignore
-from omniqual.engine.gate_runner import check_params
 from omniqual.engine.matrix_service import ProjectMatrix, load_project_matrix
-from omniqual.engine.plan import PlannedGate, disagreements, wanted_gates
-from omniqual.engine.preflight import validate_before_contact
-from omniqual.engine.references import ReferenceBook
-from omniqual.engine.served_identity import RowVerdict, ServedIdentity
-from omniqual.engine.targets import check_reachable
+from omniqual.engine.run.campaign import run_plan
+from omniqual.engine.run.events import Observer, ignore
+from omniqual.engine.run.gate_runner import check_params
+from omniqual.engine.run.plan import PlannedGate, disagreements, wanted_gates
+from omniqual.engine.run.preflight import validate_before_contact
+from omniqual.engine.targets import served_identity
+from omniqual.engine.targets.agents import agent_hosts
+from omniqual.engine.targets.references import ReferenceBook
+from omniqual.engine.targets.served_identity import RowVerdict, ServedIdentity
+from omniqual.engine.targets.targets import check_reachable
 from omniqual.evidence.store import RunWriter
 from omniqual.specs.gates import LoadedGate
 from omniqual.specs.project import find_project

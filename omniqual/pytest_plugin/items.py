@@ -17,7 +17,7 @@ from omniqual.domain.gate import Track
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
 from omniqual.engine.matrix_service import load_project_matrix
-from omniqual.engine.plan import wanted_gates
+from omniqual.engine.run.plan import wanted_gates
 from omniqual.pytest_plugin.batch import is_url, message, run_items
 from omniqual.specs.recipes import RecipeNotFound, load_recipes
 from omniqual.specs.source import SpecError

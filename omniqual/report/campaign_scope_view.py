@@ -2,7 +2,7 @@
 the report qualified in full (it ran every gate that can decide the row) and which it only
 sampled (it ran some and left the rest to another campaign), with the gates left out.
 
-The campaign's plan decides it (``omniqual.engine.campaign_scope.rows_reached``); the command
+The campaign's plan decides it (``omniqual.engine.run.campaign_scope.rows_reached``); the command
 that writes the report passes it in as a :class:`CampaignScope`. A report of recorded runs
 without a campaign (``omniqual report``) has none and leaves the section out.
 """

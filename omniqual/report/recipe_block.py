@@ -40,7 +40,7 @@ DEPLOY_AXES = (
 
 
 DEPLOY_CONFIG_ROLE = "deploy-config"
-"""The role of a config file a launch recorded (``omniqual.engine.targets``)."""
+"""The role of a config file a launch recorded (``omniqual.engine.targets.targets``)."""
 CONFIG_LINES = 400
 """The most lines of one config file a report shows (HTML); the artifact holds the rest."""
 CONFIG_PREVIEW_LINES = 60

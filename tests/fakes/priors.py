@@ -5,7 +5,7 @@ from types import MappingProxyType
 
 import pytest
 
-from omniqual.engine import eta
+from omniqual.engine.run import eta
 
 WORKED_PRIORS_S = MappingProxyType({
     "api_contract": 240.0, "strict_load": 90.0, "fails_fast": 120.0, "fails_fast_request": 60.0,

@@ -6,7 +6,7 @@ import pytest
 
 from omniqual.checks import registry
 from omniqual.domain.provenance import UNKNOWN
-from omniqual.engine.served_identity import ServedIdentity
+from omniqual.engine.targets.served_identity import ServedIdentity
 from tests.fakes import checks
 
 MINI = Path(__file__).resolve().parents[1] / "data" / "mini-project"
@@ -19,14 +19,14 @@ def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     async def reachable(_url: str) -> None:
         """Unit tests open no sockets: the given URL is taken as reachable."""
 
-    monkeypatch.setattr("omniqual.engine.targets.check_reachable", reachable)
+    monkeypatch.setattr("omniqual.engine.targets.targets.check_reachable", reachable)
     monkeypatch.setattr("omniqual.engine.single_gate.check_reachable", reachable)
 
     async def identify(url: str) -> ServedIdentity:
         """The given URL serves the project's model ``m`` (and reports no versions)."""
         return ServedIdentity(url, ("m",), (), {}, UNKNOWN, UNKNOWN, UNKNOWN)
 
-    monkeypatch.setattr("omniqual.engine.served_identity.identify_deployment", identify)
+    monkeypatch.setattr("omniqual.engine.targets.served_identity.identify_deployment", identify)
     checks.CALLS.clear()
     root = tmp_path / "proj"
     (root / "matrices").mkdir(parents=True)

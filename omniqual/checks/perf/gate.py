@@ -29,16 +29,13 @@ launches may fall from them (a baseline of fewer than three launches judges noth
 * otherwise more repetitions or launches, and at the ceiling (or where more cannot decide)
   ``invalid: inconclusive`` with the interval.
 
-Never a flake: a noisy host yields ``invalid``. On a CPU row with the server on this host, its
-speed is read before and after each launch's repetitions (a one-thread reference workload under
-the server's ISA caps, and steal; :mod:`omniqual.loadgen.host_speed`). A host off the baseline's
-widens the interval by as much as it may explain (none of the change to all of it): a 2x slower
-server fails on a host a quarter slower, an unchanged one never fails on a faster host. A host
-that changed speed during the run, or more steal than the baseline saw, is ``invalid`` naming
-the readings (:mod:`omniqual.checks.perf.host`). A GPU row never runs the CPU workload; its
-clocks are recorded (:mod:`omniqual.checks.perf.gpu`). Any failed request fails the gate. No
-baseline for the row's hardware, serve config and work: ``invalid`` (launches still recorded, so
-one can be set). A pass counts only beside a passed correctness gate of the same deployment.
+Never a flake: a noisy host yields ``invalid``. With the server on this host (a CPU row), its
+speed is read around each launch's repetitions (:mod:`omniqual.loadgen.host_speed`); a host off
+the baseline's widens the interval by as much as it may explain, and a host that changed speed,
+saw more steal, or is of another CPU class than the baseline's is ``invalid``
+(:mod:`omniqual.checks.perf.host`). A GPU row records its clocks instead
+(:mod:`omniqual.checks.perf.gpu`). Any failed request fails the gate; no baseline for the row's
+hardware, serve config and work is ``invalid`` (launches recorded, so one can be set).
 """
 
 import asyncio

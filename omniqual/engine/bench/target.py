@@ -14,7 +14,7 @@ from omniqual.client import ClientError, OmniClient
 from omniqual.deploy.launcher import launch, stop
 from omniqual.deploy.state import omniqual_home
 from omniqual.domain.recipe import RecipeKind
-from omniqual.engine.targets import check_reachable, served_model_id
+from omniqual.engine.targets.targets import check_reachable, served_model_id
 from omniqual.specs.project import find_project
 from omniqual.specs.recipes import load_recipes
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from omniqual.domain.axes import Selector
 from omniqual.domain.gate import TRACK_CI_LEVELS, CiLevel, Track
 from omniqual.engine.matrix_service import load_project_matrix
-from omniqual.engine.plan import make_plan
+from omniqual.engine.run.plan import make_plan
 from omniqual.specs.recipes import load_recipes
 
 WORK_DIR = "omniqual-ci"

@@ -30,8 +30,8 @@ from omniqual.engine.model_init.official import OfficialSignature, read_official
 from omniqual.engine.model_init.openapi import endpoint_schema
 from omniqual.engine.model_init.probe import ProbeReport, probe_contract
 from omniqual.engine.model_init.todos import count_todos
-from omniqual.engine.served_identity import ServedIdentity, identify_deployment
-from omniqual.engine.targets import TargetNotReady
+from omniqual.engine.targets.served_identity import ServedIdentity, identify_deployment
+from omniqual.engine.targets.targets import TargetNotReady
 from omniqual.specs.project import ProjectPaths
 
 TASK_MODES: dict[str, str] = {

@@ -16,8 +16,8 @@ import pytest
 from omniqual.checks.base import PointLaunch
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe
-from omniqual.engine.campaign import launched_point
-from omniqual.engine.targets import PreparedModel
+from omniqual.engine.run.campaign import launched_point
+from omniqual.engine.targets.targets import PreparedModel
 from omniqual.evidence.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe
 from tests.fakes.evidence import FINGERPRINT

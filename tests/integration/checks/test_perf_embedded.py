@@ -126,7 +126,7 @@ class _Launcher:
 @pytest.fixture
 def prepared() -> Iterator[tuple[LaunchRecipe, str | None, Path, Provenance]]:
     """The committed baseline's recipe, its checkpoint built and its provenance measured."""
-    from omniqual.engine.targets import prepare_model
+    from omniqual.engine.targets.targets import prepare_model
 
     loaded = load_recipes(ROOT / "runners")[committed_baseline().serve.recipe or "sd3-tiny"]
     model = prepare_model(loaded.recipe, Provenance(), loaded.path.parent)

@@ -28,7 +28,7 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact, Measurement
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.engine.reference_build import build_reference_dir
+from omniqual.engine.targets.reference_build import build_reference_dir
 from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 from tests.integration.embedded.shared_servers import SharedServers
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from omniqual.cli.console import ConsoleObserver, plain_stream
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
-from omniqual.engine.events import (
+from omniqual.engine.run.events import (
     EngineEvent,
     GateFinished,
     GateProgress,

@@ -13,7 +13,7 @@ from omniqual.cli.exits import first_of_chains
 from omniqual.cli.main import app
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import UNKNOWN
-from omniqual.engine.served_identity import ServedIdentity
+from omniqual.engine.targets.served_identity import ServedIdentity
 from omniqual.specs.source import SpecProblem
 from tests.fakes.projects import make_project
 
@@ -80,9 +80,9 @@ def contacted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(f"identify {url}")
         return ServedIdentity(url, ("m",), (), {}, UNKNOWN, UNKNOWN, UNKNOWN)
 
-    monkeypatch.setattr("omniqual.engine.targets.check_reachable", reachable)
+    monkeypatch.setattr("omniqual.engine.targets.targets.check_reachable", reachable)
     monkeypatch.setattr("omniqual.engine.single_gate.check_reachable", reachable)
-    monkeypatch.setattr("omniqual.engine.served_identity.identify_deployment", identify)
+    monkeypatch.setattr("omniqual.engine.targets.served_identity.identify_deployment", identify)
     return seen
 
 

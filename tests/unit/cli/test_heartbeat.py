@@ -9,7 +9,7 @@ from rich.console import Console
 
 from omniqual.cli.console import ConsoleObserver
 from omniqual.cli.heartbeat import Heartbeat
-from omniqual.engine.events import (
+from omniqual.engine.run.events import (
     GateProgress,
     GateStarted,
     PlannedItem,

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from omniqual.cli.exits import user_errors
 from omniqual.cli.main import app
 from omniqual.deploy.launcher import LaunchError
-from omniqual.engine.resources import Host
+from omniqual.engine.run.resources import Host
 from omniqual.evidence.store import read_run
 from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
 from tests.fakes.projects import make_project
@@ -142,7 +142,7 @@ def test_run_takes_jobs_and_refuses_a_bad_count(
 ) -> None:
     result = runner.invoke(app, ["run", "c.yaml", "-o", "out", "--jobs", "none"])
     assert result.exit_code == 2 and "--jobs takes" in result.output
-    monkeypatch.setattr("omniqual.engine.scheduler.host_resources", lambda: Host(cores=8))
+    monkeypatch.setattr("omniqual.engine.run.scheduler.host_resources", lambda: Host(cores=8))
     result = runner.invoke(app, ["run", "c.yaml", "-o", "out", "--jobs", "2", "--json"])
     assert result.exit_code == 1, result.output  # the project's planted failure
     (run_dir,) = (project / "runs").iterdir()

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omniqual.cli.main import app
-from omniqual.engine.served_identity import ServedIdentity, identify_deployment
+from omniqual.engine.targets.served_identity import ServedIdentity, identify_deployment
 from tests.fakes import FakeOmni
 from tests.fakes.projects import make_project
 
@@ -37,7 +37,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         # The real question, asked of a fake whose GET /v1/models fails.
         return await identify_deployment(url, transport=_models_fail())
 
-    monkeypatch.setattr("omniqual.engine.served_identity.identify_deployment", identify)
+    monkeypatch.setattr("omniqual.engine.targets.served_identity.identify_deployment", identify)
     return root
 
 

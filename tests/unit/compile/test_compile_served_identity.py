@@ -13,7 +13,7 @@ from omniqual.domain.outcomes import CellState
 from omniqual.domain.outcomes import GateOutcome as O
 from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.engine.matrix_service import ProjectMatrix
-from omniqual.engine.served_identity import ServedIdentity
+from omniqual.engine.targets.served_identity import ServedIdentity
 from tests.unit.compile.test_compile_truth import BASE, project, record
 
 NOW = datetime(2026, 2, 1, tzinfo=UTC)

@@ -6,7 +6,7 @@ import pytest
 
 from omniqual.deploy.agent.client import AgentAccess
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
-from omniqual.engine.agents import check_agent_targets
+from omniqual.engine.targets.agents import check_agent_targets
 from omniqual.specs.recipes import LoadedRecipe
 
 AGENT = AgentAccess("http://gpu-host:7100", "t0ken-t0ken-t0ken-t0ken")

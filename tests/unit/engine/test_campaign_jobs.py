@@ -18,9 +18,10 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
-from omniqual.engine import campaign, host_share, references, scheduler, targets
-from omniqual.engine.resources import Host
-from omniqual.engine.targets import ServedTarget
+from omniqual.engine.run import campaign, host_share, scheduler
+from omniqual.engine.run.resources import Host
+from omniqual.engine.targets import references, targets
+from omniqual.engine.targets.targets import ServedTarget
 from omniqual.evidence.store import read_run
 from omniqual.specs.campaign import load_campaign
 from tests.fakes.projects import make_project

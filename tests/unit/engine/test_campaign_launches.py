@@ -15,9 +15,9 @@ from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, Target
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.timing import TIMING_FILE, RunTiming
-from omniqual.engine import campaign, timing
-from omniqual.engine.events import EngineEvent, GateStarted, TargetStarting
-from omniqual.engine.targets import PreparedModel, ServedTarget
+from omniqual.engine.run import campaign, timing
+from omniqual.engine.run.events import EngineEvent, GateStarted, TargetStarting
+from omniqual.engine.targets.targets import PreparedModel, ServedTarget
 from omniqual.specs.campaign import load_campaign
 from tests.fakes import checks
 from tests.fakes.projects import make_project

@@ -10,9 +10,10 @@ import pytest
 
 from omniqual.deploy.launcher import LaunchedTarget
 from omniqual.domain.provenance import Provenance
-from omniqual.engine import campaign, targets
-from omniqual.engine.events import EngineEvent, PlannedItem, PlanReady, TargetReady
-from omniqual.engine.targets import PreparedModel
+from omniqual.engine.run import campaign
+from omniqual.engine.run.events import EngineEvent, PlannedItem, PlanReady, TargetReady
+from omniqual.engine.targets import targets
+from omniqual.engine.targets.targets import PreparedModel
 from omniqual.specs.campaign import load_campaign
 from tests.fakes.projects import make_project
 

@@ -11,9 +11,9 @@ import pytest
 from omniqual.checks.base import TargetInfo
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
-from omniqual.engine import campaign
-from omniqual.engine.events import EngineEvent, TargetLost, TargetStarting
-from omniqual.engine.targets import PreparedModel, ServedTarget
+from omniqual.engine.run import campaign
+from omniqual.engine.run.events import EngineEvent, TargetLost, TargetStarting
+from omniqual.engine.targets.targets import PreparedModel, ServedTarget
 from omniqual.specs.campaign import load_campaign
 from tests.fakes import checks
 from tests.fakes.projects import make_project

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from omniqual.domain.outcomes import CellState, GateOutcome
-from omniqual.engine.campaign import run_campaign
+from omniqual.engine.run.campaign import run_campaign
 from omniqual.specs.campaign import load_campaign
 from omniqual.specs.source import SpecError
 from tests.fakes import checks

@@ -18,9 +18,9 @@ from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, Target
 from omniqual.deploy.launcher import LaunchedTarget
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
-from omniqual.engine import campaign, scheduler
-from omniqual.engine.resources import Host
-from omniqual.engine.targets import ServedTarget
+from omniqual.engine.run import campaign, scheduler
+from omniqual.engine.run.resources import Host
+from omniqual.engine.targets.targets import ServedTarget
 from tests.unit.engine.test_campaign_jobs import LOG, StepCheck, _prepared, _project, _run
 
 T = TypeVar("T")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from omniqual.engine.eta import (
+from omniqual.engine.run.eta import (
     DEFAULT_GATE_PRIOR_S,
     GATE_PRIORS_S,
     STARTUP_PRIOR_S,
@@ -11,7 +11,7 @@ from omniqual.engine.eta import (
     estimate_left,
     gate_seconds,
 )
-from omniqual.engine.events import PlannedItem
+from omniqual.engine.run.events import PlannedItem
 from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.usefixtures("worked_priors")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from omniqual.checks.perf import PerfCheck, PerfParams
 from omniqual.domain.gate import GateSpec
-from omniqual.engine.eta import GATE_PRIORS_S, STARTUP_PRIOR_S
+from omniqual.engine.run.eta import GATE_PRIORS_S, STARTUP_PRIOR_S
 from omniqual.specs.source import load_yaml
 
 ROOT = Path(__file__).resolve().parents[3]

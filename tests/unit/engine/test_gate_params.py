@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from omniqual.engine.gate_runner import check_params
+from omniqual.engine.run.gate_runner import check_params
 from omniqual.specs.gates import load_gates
 from omniqual.specs.matrix import load_catalog
 from omniqual.specs.source import SpecError

@@ -5,8 +5,8 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 
-from omniqual.engine import host_share
-from omniqual.engine.host_share import HostShare, Slot, placed
+from omniqual.engine.run import host_share
+from omniqual.engine.run.host_share import HostShare, Slot, placed
 
 
 async def _in(slot: Slot, body: Callable[[], Awaitable[None]]) -> None:

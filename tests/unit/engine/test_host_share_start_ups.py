@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from omniqual.engine import host_share
-from omniqual.engine.host_share import HostShare, Slot, placed
+from omniqual.engine.run import host_share
+from omniqual.engine.run.host_share import HostShare, Slot, placed
 
 
 class Tracker:

@@ -12,8 +12,9 @@ import pytest
 
 from omniqual.deploy.launcher import LaunchedTarget, placeholder_values
 from omniqual.domain.provenance import Provenance
-from omniqual.engine import campaign, targets
-from omniqual.engine.targets import PreparedModel, config_file_paths
+from omniqual.engine.run import campaign
+from omniqual.engine.targets import targets
+from omniqual.engine.targets.targets import PreparedModel, config_file_paths
 from omniqual.evidence.artifacts import artifact_path
 from omniqual.evidence.store import read_run
 from omniqual.specs.campaign import load_campaign

@@ -25,7 +25,7 @@ from omniqual.engine.model_init.official import (
     read_official,
 )
 from omniqual.engine.model_init.openapi import SchemaMissing, endpoint_schema
-from omniqual.engine.served_identity import ServedIdentity
+from omniqual.engine.targets.served_identity import ServedIdentity
 from omniqual.specs.project import ProjectPaths
 from tests.fakes import FakeConfig, FakeOmni
 from tests.fakes.fake_openapi import openapi_document

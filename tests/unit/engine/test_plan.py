@@ -7,8 +7,8 @@ import pytest
 
 from omniqual.domain.axes import Selector
 from omniqual.engine.matrix_service import load_project_matrix
-from omniqual.engine.plan import make_plan, same_serve_configs
-from omniqual.engine.served_identity import REQUEST_AXES
+from omniqual.engine.run.plan import make_plan, same_serve_configs
+from omniqual.engine.targets.served_identity import REQUEST_AXES
 from omniqual.specs.recipes import load_recipes
 from omniqual.specs.source import SpecError
 from tests.fakes.projects import make_project

@@ -13,9 +13,9 @@ from omniqual.checks.base import TargetInfo
 from omniqual.domain.axes import RowKey
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe
-from omniqual.engine import references
-from omniqual.engine.references import ReferenceBook, ReferencePool, ReferenceUnavailable
-from omniqual.engine.targets import PreparedModel, ServedTarget
+from omniqual.engine.targets import references
+from omniqual.engine.targets.references import ReferenceBook, ReferencePool, ReferenceUnavailable
+from omniqual.engine.targets.targets import PreparedModel, ServedTarget
 from omniqual.specs.recipes import LoadedRecipe
 
 SD3 = RowKey((("model", "sd3-tiny"), ("dtype", "bf16")))

@@ -6,9 +6,9 @@ import pytest
 
 from omniqual.domain.recipe import LaunchRecipe
 from omniqual.domain.run import GpuInfo
-from omniqual.engine import resources
-from omniqual.engine.plan import launch_groups, recipe_serve_config
-from omniqual.engine.resources import (
+from omniqual.engine.run import resources
+from omniqual.engine.run.plan import launch_groups, recipe_serve_config
+from omniqual.engine.run.resources import (
     DEFAULT_CORES,
     Host,
     Ledger,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.engine.campaign import run_campaign
-from omniqual.engine.gate_runner import json_ready
+from omniqual.engine.run.campaign import run_campaign
+from omniqual.engine.run.gate_runner import json_ready
 from omniqual.specs.campaign import load_campaign
 from tests.fakes.projects import make_project
 

@@ -6,7 +6,7 @@ import pytest
 
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.result import GateResult
-from omniqual.engine.events import (
+from omniqual.engine.run.events import (
     GateFinished,
     GateProgress,
     GateStarted,
@@ -15,7 +15,7 @@ from omniqual.engine.events import (
     TargetReady,
     TargetStarting,
 )
-from omniqual.engine.run_progress import RunProgress
+from omniqual.engine.run.run_progress import RunProgress
 from tests.fakes.priors import worked_priors  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.usefixtures("worked_priors")

@@ -6,8 +6,8 @@ from pathlib import Path
 from omniqual.domain.axes import RowKey, Selector
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.recipe import LaunchRecipe
-from omniqual.engine.plan import PlannedGate
-from omniqual.engine.scheduler import LaunchGroup, interleaved, measuring
+from omniqual.engine.run.plan import PlannedGate
+from omniqual.engine.run.scheduler import LaunchGroup, interleaved, measuring
 from omniqual.specs.gates import LoadedGate
 from omniqual.specs.recipes import LoadedRecipe
 

@@ -12,7 +12,7 @@ from omniqual.client.errors import ClientError
 from omniqual.domain.axes import RowKey
 from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe
-from omniqual.engine.served_identity import (
+from omniqual.engine.targets.served_identity import (
     DeploymentUnidentified,
     ServedIdentity,
     bundled_checkpoint_name,
@@ -20,7 +20,7 @@ from omniqual.engine.served_identity import (
     identify_deployment,
     judge_row,
 )
-from omniqual.engine.served_instance import start_time_of
+from omniqual.engine.targets.served_instance import start_time_of
 from tests.fakes import FakeConfig, FakeOmni
 from tests.fakes.fake_openapi import openapi_document
 

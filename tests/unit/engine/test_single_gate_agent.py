@@ -9,8 +9,8 @@ import pytest
 
 from omniqual.deploy.agent.client import AgentAccess
 from omniqual.domain.provenance import UNKNOWN
-from omniqual.engine.served_identity import ServedIdentity
 from omniqual.engine.single_gate import run_single_gate
+from omniqual.engine.targets.served_identity import ServedIdentity
 from omniqual.evidence.store import read_run
 from tests.fakes import checks
 from tests.fakes.projects import make_project
@@ -31,7 +31,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         assert list(agents.values()) == [AGENT]
         return {name: "agent:gpu-host-3" for name in agents}
 
-    monkeypatch.setattr("omniqual.engine.served_identity.identify_deployment", identify)
+    monkeypatch.setattr("omniqual.engine.targets.served_identity.identify_deployment", identify)
     monkeypatch.setattr("omniqual.engine.single_gate.agent_hosts", hosts)
     checks.TARGET_PIDS.clear()
     checks.TARGET_AGENTS.clear()

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from omniqual.domain.provenance import UNKNOWN
-from omniqual.engine.served_identity import ServedIdentity
 from omniqual.engine.single_gate import AmbiguousTarget, run_single_gate
+from omniqual.engine.targets.served_identity import ServedIdentity
 from tests.fakes import checks
 from tests.fakes.projects import make_project
 
@@ -21,7 +21,7 @@ def _served(monkeypatch: pytest.MonkeyPatch, *ids: str, root: str | None = None)
         endpoints = {"images-generations": True, "videos-async": False}
         return ServedIdentity(url, ids, roots, endpoints, "0.30.0", UNKNOWN, UNKNOWN)
 
-    monkeypatch.setattr("omniqual.engine.served_identity.identify_deployment", identify)
+    monkeypatch.setattr("omniqual.engine.targets.served_identity.identify_deployment", identify)
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import psutil
 import pytest
 
 from omniqual.domain.provenance import UNKNOWN
-from omniqual.engine.served_identity import ServedIdentity
 from omniqual.engine.single_gate import run_single_gate
+from omniqual.engine.targets.served_identity import ServedIdentity
 from omniqual.evidence.store import read_run
 from tests.fakes import checks
 from tests.fakes.projects import make_project
@@ -26,7 +26,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     async def identify(url: str) -> ServedIdentity:
         return ServedIdentity(url, ("m",), (), {}, "0.30.0", UNKNOWN, UNKNOWN)
 
-    monkeypatch.setattr("omniqual.engine.served_identity.identify_deployment", identify)
+    monkeypatch.setattr("omniqual.engine.targets.served_identity.identify_deployment", identify)
     checks.TARGET_PIDS.clear()
     return root
 

@@ -10,9 +10,9 @@ import pytest
 from omniqual.deploy.serve_config import serve_config_sha256
 from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe
-from omniqual.engine.campaign import run_campaign
-from omniqual.engine.served_identity import ServedIdentity
-from omniqual.engine.targets import TargetMismatch, launched_provenance, prepare_model
+from omniqual.engine.run.campaign import run_campaign
+from omniqual.engine.targets.served_identity import ServedIdentity
+from omniqual.engine.targets.targets import TargetMismatch, launched_provenance, prepare_model
 from omniqual.evidence.store import read_run
 from omniqual.specs.campaign import load_campaign
 from tests.fakes import checks
@@ -111,7 +111,7 @@ def test_a_campaign_url_serving_another_model_records_nothing(
     async def identify(url: str) -> ServedIdentity:
         return ServedIdentity(url, ("org/wan",), (), {}, UNKNOWN, UNKNOWN, UNKNOWN)
 
-    monkeypatch.setattr("omniqual.engine.served_identity.identify_deployment", identify)
+    monkeypatch.setattr("omniqual.engine.targets.served_identity.identify_deployment", identify)
     with pytest.raises(TargetMismatch, match="serves org/wan, which is not recipe 'live'"):
         asyncio.run(run_campaign(load_campaign(project / "c.yaml"), command=["t"]))
     assert checks.CALLS == []

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from omniqual.domain.axes import RowKey
-from omniqual.engine.campaign_scope import rows_reached
 from omniqual.engine.matrix_service import ProjectMatrix, load_project_matrix
-from omniqual.engine.plan import Plan, in_parts, make_plan, wanted_gates
+from omniqual.engine.run.campaign_scope import rows_reached
+from omniqual.engine.run.plan import Plan, in_parts, make_plan, wanted_gates
 from omniqual.specs.campaign import LoadedCampaign, load_campaign
 from omniqual.specs.recipes import load_recipes
 from tests.fakes.projects import make_project

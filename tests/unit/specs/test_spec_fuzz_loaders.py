@@ -15,7 +15,7 @@ from omniqual.domain.contract import ModelContract
 from omniqual.domain.feature_tables import FeatureTableMap
 from omniqual.domain.load_mapping import LoadMappingSpec
 from omniqual.domain.matrix import LoadedMatrix
-from omniqual.engine.gate_runner import check_params
+from omniqual.engine.run.gate_runner import check_params
 from omniqual.specs.campaign import LoadedCampaign, load_campaign
 from omniqual.specs.contracts import load_contract
 from omniqual.specs.feature_tables import FEATURES_FILE, load_feature_tables

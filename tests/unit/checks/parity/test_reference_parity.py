@@ -19,7 +19,7 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
-from omniqual.engine.reference_build import build_reference_dir
+from omniqual.engine.targets.reference_build import build_reference_dir
 from tests.fakes.check_context import context, row
 from tests.fakes.fake_config import FakeConfig, FakeFaults
 from tests.fakes.fake_omni import FakeOmni

@@ -26,7 +26,7 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.contract import ENDPOINT_PATHS
 from omniqual.domain.provenance import UNKNOWN, Provenance, ServedDeployment, ServedModel
 from omniqual.domain.recipe import Expectation, LaunchRecipe, RecipeKind
-from omniqual.engine import served_instance
+from omniqual.engine.targets import served_instance
 
 REQUEST_AXES: frozenset[str] = frozenset({"task", "api_mode", "output_transport", "shape_schedule"})
 """Axes a request chooses (the task is the request's ``extra_params.task``); every other axis is

@@ -29,7 +29,8 @@ from omniqual.domain.evidence import Artifact
 from omniqual.domain.provenance import UNKNOWN, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.redaction import redact_command, scrub_text
-from omniqual.engine import host_share, served_identity, timing
+from omniqual.engine.run import host_share, timing
+from omniqual.engine.targets import served_identity
 from omniqual.evidence.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe
 

@@ -33,8 +33,8 @@ from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import LaunchRecipe
 from omniqual.domain.redaction import redact_command
 from omniqual.domain.result import GateResult
-from omniqual.engine import host_share
-from omniqual.engine.events import GateFinished, GateProgress, GateStarted, Observer, ignore
+from omniqual.engine.run import host_share
+from omniqual.engine.run.events import GateFinished, GateProgress, GateStarted, Observer, ignore
 from omniqual.evidence.store import RunWriter
 from omniqual.specs.gates import LoadedGate
 from omniqual.specs.source import SpecError, load_yaml

@@ -23,10 +23,10 @@ from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
 from omniqual.domain.result import GateResult
-from omniqual.engine import timing
-from omniqual.engine.agents import agent_hosts, check_agent_targets
-from omniqual.engine.campaign_scope import RowReach, mark_left_out, rows_reached
-from omniqual.engine.events import (
+from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
+from omniqual.engine.run import timing
+from omniqual.engine.run.campaign_scope import RowReach, mark_left_out, rows_reached
+from omniqual.engine.run.events import (
     EngineEvent,
     Observer,
     TargetLost,
@@ -34,16 +34,16 @@ from omniqual.engine.events import (
     TargetStarting,
     ignore,
 )
-from omniqual.engine.gate_runner import GateJob, run_gate
-from omniqual.engine.host_share import given_devices, launch_env, off_loop, start_up
-from omniqual.engine.matrix_service import compile_from_dirs, load_project_matrix
-from omniqual.engine.plan import PlannedGate, done_keys, launch_groups, make_plan
-from omniqual.engine.planned import plan_ready
-from omniqual.engine.preflight import validate_before_contact
-from omniqual.engine.references import ReferenceBook, ReferencePool
-from omniqual.engine.resources import Jobs
-from omniqual.engine.scheduler import LaunchGroup, lanes, pending_groups, run_groups
-from omniqual.engine.targets import (
+from omniqual.engine.run.gate_runner import GateJob, run_gate
+from omniqual.engine.run.host_share import given_devices, launch_env, off_loop, start_up
+from omniqual.engine.run.plan import PlannedGate, done_keys, launch_groups, make_plan
+from omniqual.engine.run.planned import plan_ready
+from omniqual.engine.run.preflight import validate_before_contact
+from omniqual.engine.run.resources import Jobs
+from omniqual.engine.run.scheduler import LaunchGroup, lanes, pending_groups, run_groups
+from omniqual.engine.targets.agents import agent_hosts, check_agent_targets
+from omniqual.engine.targets.references import ReferenceBook, ReferencePool
+from omniqual.engine.targets.targets import (
     PreparedModel,
     ServedTarget,
     answers_health,

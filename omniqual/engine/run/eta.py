@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from omniqual.engine.events import PlannedItem
+from omniqual.engine.run.events import PlannedItem
 
 GATE_PRIORS_S: Mapping[str, float] = MappingProxyType({
     "api_contract": 60.0,

@@ -1,10 +1,10 @@
 """Run a plan's launch groups: one after another (``--jobs 1``), or as many at once as the job
 count and the host's devices or cores allow.
 
-A launch group is the recipes one launch serves (:func:`omniqual.engine.plan.launch_groups`)
+A launch group is the recipes one launch serves (:func:`omniqual.engine.run.plan.launch_groups`)
 with the gates still to run on them. Groups running at once never share a GPU: each is given
 its own devices (``CUDA_VISIBLE_DEVICES`` on its launches, recorded with its results), and gates
-that measure time or memory have the host to themselves (:mod:`omniqual.engine.host_share`).
+that measure time or memory have the host to themselves (:mod:`omniqual.engine.run.host_share`).
 A group that fails (its launch, a fault outside its gates) stops itself only: the others run to
 their end, then the first failure is raised as it would have been alone, naming the others."""
 
@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from omniqual.checks.registry import measures, resolve
-from omniqual.engine.events import GateSkippedAsDone, Observer
-from omniqual.engine.host_share import HostShare, Slot, placed
-from omniqual.engine.plan import DoneKey, PlannedGate, is_done, launch_groups
-from omniqual.engine.resources import (
+from omniqual.engine.run.events import GateSkippedAsDone, Observer
+from omniqual.engine.run.host_share import HostShare, Slot, placed
+from omniqual.engine.run.plan import DoneKey, PlannedGate, is_done, launch_groups
+from omniqual.engine.run.resources import (
     Host,
     Jobs,
     Ledger,

@@ -1,11 +1,11 @@
 """Where a run stands, folded from its engine events: what is planned, begun and finished, what
 is under way and since when, the durations measured so far, and from those the time left
-(:mod:`omniqual.engine.eta`). Pure: whoever feeds it events passes the clock's reading."""
+(:mod:`omniqual.engine.run.eta`). Pure: whoever feeds it events passes the clock's reading."""
 
 from dataclasses import dataclass, replace
 
-from omniqual.engine.eta import Estimate, Measured, Remaining, estimate_left
-from omniqual.engine.events import (
+from omniqual.engine.run.eta import Estimate, Measured, Remaining, estimate_left
+from omniqual.engine.run.events import (
     EngineEvent,
     GateFinished,
     GateProgress,

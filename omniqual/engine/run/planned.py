@@ -1,4 +1,4 @@
-"""The :class:`~omniqual.engine.events.PlanReady` event of a run: the gates it will run once a
+"""The :class:`~omniqual.engine.run.events.PlanReady` event of a run: the gates it will run once a
 resumed run's recorded ones are set aside, and how many target launches those gates need. It
 follows the campaign's own rule: a launch group starts a server when a gate of it talks to one
 and its lead recipe is neither a URL recipe nor overridden by a URL."""
@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 from omniqual.checks.registry import measures, resolve, shares_start_ups
 from omniqual.domain.recipe import RecipeKind
-from omniqual.engine.events import PlannedItem, PlanReady
-from omniqual.engine.plan import DoneKey, PlannedGate, is_done
+from omniqual.engine.run.events import PlannedItem, PlanReady
+from omniqual.engine.run.plan import DoneKey, PlannedGate, is_done
 from omniqual.specs.recipes import LoadedRecipe
 
 

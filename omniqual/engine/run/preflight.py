@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from omniqual.checks.base import CheckParams
-from omniqual.engine.gate_runner import check_params
 from omniqual.engine.matrix_service import ProjectMatrix
-from omniqual.engine.plan import PlannedGate
+from omniqual.engine.run.gate_runner import check_params
+from omniqual.engine.run.plan import PlannedGate
 from omniqual.specs.gates import LoadedGate
 from omniqual.specs.source import SpecError, SpecProblem, load_spec
 

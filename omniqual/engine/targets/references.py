@@ -21,7 +21,7 @@ from omniqual.domain.axes import RowKey
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.recipe import Expectation, RecipeKind
 from omniqual.engine.matrix_service import ProjectMatrix
-from omniqual.engine.targets import prepare_model, served
+from omniqual.engine.targets.targets import prepare_model, served
 from omniqual.evidence.store import RunWriter
 from omniqual.specs.recipes import LoadedRecipe, RecipeBook
 

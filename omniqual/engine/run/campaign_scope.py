@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from omniqual.domain.matrix import CompiledMatrix
 from omniqual.domain.outcomes import CellState
 from omniqual.engine.matrix_service import ProjectMatrix
-from omniqual.engine.plan import Plan, wanted_gates
+from omniqual.engine.run.plan import Plan, wanted_gates
 
 NOT_IN_CAMPAIGN = "not in this campaign"
 

@@ -10,7 +10,7 @@ from omniqual.domain.matrix import RestartPolicy, RowSpec
 from omniqual.domain.recipe import RecipeKind
 from omniqual.domain.result import GateResult
 from omniqual.engine.matrix_service import ProjectMatrix
-from omniqual.engine.served_identity import REQUEST_AXES, bundled_checkpoint_name
+from omniqual.engine.targets.served_identity import REQUEST_AXES, bundled_checkpoint_name
 from omniqual.specs.gates import LoadedGate
 from omniqual.specs.recipes import LoadedRecipe, RecipeBook, load_recipes
 from omniqual.specs.source import SpecError, SpecProblem
