@@ -172,7 +172,8 @@ def audit_claims(
     features: Path = FEATURES,
 ) -> None:
     """Check each ✅ / ❌ / ❓ claim of a support-table document against the evidence; exit 1
-    when the evidence contradicts a ✅."""
+    when the evidence contradicts a ✅, or a bare ✅ (no qualifier, no footnote) claims a cell the
+    evidence limits or does not verify."""
     from omniqual.engine.matrix_service import load_compiled_or_compile
     from omniqual.report.claims_audit import audit_claims as audit
     from omniqual.report.claims_audit import render_audit
@@ -188,7 +189,7 @@ def audit_claims(
     chosen_hardware(compiled, hardware)
     result = audit(parse_claims(text), compiled, mapping, hardware)
     typer.echo(render_audit(result), nl=False)
-    if result.contradicted:
+    if result.contradicted or result.hides_limits:
         raise typer.Exit(int(Exit.FAILED))
     if not result.findings:
         raise fail(Exit.USAGE, f"{file}: no claim could be audited (see 'not mapped')")

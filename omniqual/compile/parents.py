@@ -1,5 +1,7 @@
 """Each candidate row's parent evidence: whether its parent row's correctness gate has a latest
-usable pass (and, for a candidate parent, its own parent's, up to a baseline row).
+usable pass (and, for a candidate parent, its own parent's, up to a baseline row), and, where
+the promotion order asks more of the parent (``omniqual.domain.promotion``: a step/N row of its
+step/1 row, an FP8 combination of its FP8 row), every gate that demands.
 
 The rule table judges one row from that row's results; a candidate's ``parity`` only says it
 computes what its parent computes, so compile reads the parent's results too and hands the table
@@ -10,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from omniqual.domain.definition_of_done import CORRECTNESS_GATES, kind_of
 from omniqual.domain.matrix import LoadedMatrix
+from omniqual.domain.promotion import parent_must_pass
 from omniqual.domain.rules import (
     CurrentGate,
     EvidenceItem,
@@ -61,6 +64,19 @@ def parent_evidence(
         gaps[i] = why
         return why
 
+    def demand_gap(i: int, j: int) -> str | None:
+        """What row ``i`` asks of its parent ``j`` beyond its correctness (promotion order)."""
+        parent_row = matrix.rows[j]
+        demand = parent_must_pass(matrix.rows[i].key.as_dict(), parent_row.key.as_dict(),
+                                  parent_row.spec.requires)  # fmt: skip
+        if demand is None:
+            return None
+        for required in demand.gates:
+            why = correctness_gap(required, evidence_of(j), gates, target)
+            if why is not None:
+                return f"{why} ({demand.why})"
+        return None
+
     found: list[ParentEvidence | None] = []
     for i in range(len(matrix.rows)):
         parent = parent_of(i)
@@ -69,5 +85,7 @@ def parent_evidence(
             continue
         j = position.get(parent)
         why = "not a row of this matrix" if j is None else gap(j, (i,))
+        if why is None and j is not None:
+            why = demand_gap(i, j)
         found.append(ParentEvidence(parent, why))
     return found

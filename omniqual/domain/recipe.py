@@ -16,6 +16,7 @@ the server log must match, so a fail-fast gate can record it as evidence.
 are scheduling, not serving configuration, so they are in no serve-config fingerprint.
 """
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
@@ -168,6 +169,7 @@ class LaunchRecipe(BaseModel):
             problems += [
                 f"unknown placeholder {{{p}}} in {item!r}" for p in _unknown_placeholders(item)
             ]
+        problems += _routing_problems(self.flags, self.command)
         if self.kind is RecipeKind.EMBEDDED:
             if not self.pipeline:
                 problems.append("an embedded recipe names its bundled `pipeline`")
@@ -219,6 +221,37 @@ class LaunchRecipe(BaseModel):
 
     def with_overrides(self, assignments: Iterable[str]) -> "LaunchRecipe":
         return apply_overrides(self, assignments)
+
+
+ROUTING_FLAG = "diffusion-quantization-config"
+_TEMPLATE = re.compile(r"<[^<>]*>")
+
+
+def _routing_problems(flags: Mapping[str, FlagValue], command: Iterable[str]) -> list[str]:
+    """SKILL G3-05: scoped quantization routing names real component prefixes and configs, never
+    a template (``<prefix>``), and is the JSON object vLLM-Omni parses."""
+    given: list[str] = []
+    value = flags.get(ROUTING_FLAG)
+    if value is not None and value is not False:
+        given.append(str(value))
+    argv = list(command)
+    for i, part in enumerate(argv):
+        name, eq, inline = part.partition("=")
+        if name == f"--{ROUTING_FLAG}":
+            given.append(inline if eq else (argv[i + 1] if i + 1 < len(argv) else ""))
+    problems: list[str] = []
+    for text in given:
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        template = _TEMPLATE.search(text)
+        if not isinstance(parsed, dict):
+            problems.append(f"--{ROUTING_FLAG} is a JSON object (component prefix -> config)")
+        elif template is not None:
+            problems.append(f"--{ROUTING_FLAG} holds a placeholder ({template.group(0)}): name "
+                            "the verified component prefix and config")  # fmt: skip
+    return problems
 
 
 class RecipeOverrideError(ValueError):

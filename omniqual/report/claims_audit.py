@@ -6,6 +6,8 @@ gate it requires, whatever other rows passed), a bare ✅ (no qualifier, no foot
 evidence limits, a ✅ nothing verifies, a ❌ on a feature a row passed, agreement, a ❌ the
 evidence does not decide, and a ❓ the evidence has since decided. Tables,
 columns, models and sections the mapping does not declare are named, never matched by likeness.
+The audit fails on a contradicted ✅ and on a bare ✅ the evidence does not back in full (a
+limited cell, or one nothing verifies): a qualifier or a footnote is what a bound needs (G8-05).
 """
 
 from dataclasses import dataclass
@@ -67,6 +69,16 @@ class Finding:
     text: str
     cell: FeatureCell
     verdict: Verdict
+    qualified: bool = False
+    """The claim carries a qualifier or a footnote."""
+
+    @property
+    def bare_unbacked(self) -> bool:
+        """A bare ✅ the evidence does not back in full: on a limited cell (its bound hidden)
+        or on one nothing verifies (G8-05)."""
+        hidden = self.verdict is Verdict.LIMITATION_OMITTED
+        return hidden or (self.verdict is Verdict.UNVERIFIED and not self.qualified
+                          and self.claim is Claim.SUPPORTED)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +90,11 @@ class ClaimsAudit:
     @property
     def contradicted(self) -> bool:
         return any(f.verdict is Verdict.CONTRADICTED for f in self.findings)
+
+    @property
+    def hides_limits(self) -> bool:
+        """A bare ✅ that hides a limitation or claims what nothing verifies."""
+        return any(f.bare_unbacked for f in self.findings)
 
 
 def _split_heading(
@@ -172,7 +189,8 @@ class _Auditor:
         assert claimed.claim is not None
         said = verdict(claimed.claim, cell, qualified=claimed.qualified)
         self.findings.append(Finding(table.heading, line, row, claimed.column, hardware,
-                                     claimed.claim, claimed.text, cell, said))  # fmt: skip
+                                     claimed.claim, claimed.text, cell, said,
+                                     claimed.qualified))  # fmt: skip
 
 
 def audit_claims(

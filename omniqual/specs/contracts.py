@@ -2,7 +2,8 @@
 errors: the schema first, then the cross-field rules a schema cannot say (limits in order, probe
 values inside the contract, every numeric field bounded with its source or explicitly unbounded
 by one, video outputs checked for shape and frames, parity pairs that exist, out-of-scope paths
-declared once and owned by no endpoint)."""
+declared once and owned by no endpoint), and the Gate 0 policy of
+:mod:`omniqual.specs.contract_policy` (pinned identifiers, aggregate caps, upload endpoints)."""
 
 import math
 from pathlib import Path
@@ -14,6 +15,7 @@ from omniqual.domain.contract import (
     ModelContract,
     path_template,
 )
+from omniqual.specs.contract_policy import policy_problems
 from omniqual.specs.source import Loc, SpecError, SpecProblem, YamlDocument, load_spec
 
 
@@ -35,6 +37,7 @@ def load_contract(path: Path) -> ModelContract:
         seen.add(endpoint.api_mode)
         problems.extend(_endpoint_problems(doc, loc, endpoint))
     problems.extend(_scope_problems(doc, contract))
+    problems.extend(doc.problem(loc, message) for loc, message in policy_problems(contract))
     for index, pair in enumerate(contract.parity):
         for side in ("a", "b"):
             if getattr(pair, side) not in seen:

@@ -1,6 +1,7 @@
 """Load matrix definitions: expand explicit rows and products into exact row keys, and report
 every problem (unknown axis or value, unknown gate, contradictions, a row short of the
-Definition of Done or a candidate without a parent one axis away) with its file and line."""
+Definition of Done, a candidate without a parent one axis away, or a combination against its
+default posture) with its file and line."""
 
 import itertools
 from collections.abc import Mapping
@@ -17,6 +18,8 @@ from omniqual.domain.matrix import (
 )
 from omniqual.domain.outcomes import CellState
 from omniqual.specs.definition_of_done import floor_problems, parent_problems
+from omniqual.specs.postures import combination_problems
+from omniqual.specs.promotion import promotion_problems
 from omniqual.specs.source import (
     Loc,
     SpecError,
@@ -56,6 +59,8 @@ def load_matrix(path: Path, gate_ids: Mapping[str, object] | None = None) -> Loa
             merged = {**definition.defaults, **product.base, **values}
             _add(doc, (*loc, "axes"), merged, product, catalog, rows, problems)
     problems += parent_problems(doc, definition, catalog, specs, rows)
+    problems += combination_problems(doc, definition, specs, rows, gate_ids)
+    problems += promotion_problems(doc, definition, catalog, specs, rows)
     if problems:
         raise SpecError(problems)
     return LoadedMatrix(definition, catalog, tuple(rows.values()), path)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omniqual.domain.recipe import LaunchRecipe
+from omniqual.domain.serve_flags import recipe_flag_problems
+from omniqual.specs.deploy_configs import deploy_config_problems
 from omniqual.specs.source import SpecError, SpecProblem, load_spec
 
 RUNNERS_ENV = "OMNIQUAL_RUNNERS"
@@ -85,6 +87,11 @@ def recipe_files(root: Path) -> list[Path]:
 
 def load_recipe(path: Path) -> LoadedRecipe:
     recipe, doc = load_spec(path, LaunchRecipe)
+    # What the schema allows but the target release lacks, refuses or silently ignores.
+    found = recipe_flag_problems(recipe) + deploy_config_problems(recipe, path.parent)
+    problems = [doc.problem(where, message) for where, message in found]
+    if problems:
+        raise SpecError(problems)
     return LoadedRecipe(recipe, path, doc.line_of(("id",)))
 
 

@@ -2,7 +2,8 @@
 of ``benchmark_params`` cases carrying an absolute ``baseline``), read as input to the perf gate,
 and the fields of its diffusion result template that a perf result carries.
 
-Only the keys the perf gate uses are typed; the runner's other keys are kept as given. Its
+Only the keys the perf gate uses are typed; the runner's other keys are kept as given, and the
+whole entry is held to what the harness accepts (:mod:`omniqual.specs.vllm_omni_harness`). Its
 ``baseline`` numbers are recorded beside omniqual's verdict but never judge: a single number
 without a spread cannot separate a regression from night-to-night noise.
 """
@@ -13,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from omniqual.specs.source import SpecError, SpecProblem
+from omniqual.specs.vllm_omni_harness import entry_problems
 
 
 class _Upstream(BaseModel):
@@ -65,6 +67,10 @@ def load_perf_config(path: Path) -> tuple[PerfTest, ...]:
             for err in exc.errors(include_url=False):
                 where = ".".join(str(p) for p in (index, *err["loc"]))
                 problems.append(SpecProblem(str(path), None, where, err["msg"]))
+            continue
+        # What the schema allows but the harness at the target revision refuses or mislabels.
+        problems += [SpecProblem(str(path), None, where, message)
+                     for where, message in entry_problems(item, index)]  # fmt: skip
     if problems:
         raise SpecError(problems)
     return tuple(tests)

@@ -34,6 +34,8 @@ class FakeFaults(BaseModel):
     ignores_cancellation: bool = False  # DELETE answers OK but the job completes and serves
     two_terminal_states: bool = False  # a job reports completed once, then failed
     leaks_per_abort: bool = False  # each aborted request grows fake RSS and leaves a temp file
+    keeps_aborted_in_scheduler: bool = False  # each abort leaves a waiting entry in /metrics
+    leaks_state_after_abort: bool = False  # after each abort images come out of another seed
     hangs_after_disconnect: bool = False  # after a client disconnect /health blocks (hang_s)
     # An in-flight request whose client disconnected, or an in-progress job that was DELETEd,
     # keeps computing to its end: /metrics stays busy and the execution is counted.

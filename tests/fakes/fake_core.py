@@ -73,6 +73,7 @@ class FakeState:
     executed_jobs: set[str] = field(default_factory=set)  # jobs whose computation finished
     temp_files: list[Path] = field(default_factory=list)
     leaked_bytes: int = 0
+    stuck: int = 0  # aborted requests the scheduler still counts (keeps_aborted_in_scheduler)
     unhealthy: bool = False
     health_hangs: bool = False
     latency_sum_s: float = 0.0
@@ -206,6 +207,10 @@ class FakeCore:
     def record_abort(self, route: str) -> None:
         with self.lock:
             self.state.aborted += 1
+            if self.config.faults.keeps_aborted_in_scheduler:
+                self.state.stuck += 1
+            if self.config.faults.leaks_state_after_abort:
+                self.config.faults.seed_offset += 1
             if self.config.faults.leaks_per_abort:
                 self.state.leaked_bytes += self.config.leak_bytes_per_abort
             if self.config.faults.hangs_after_disconnect:

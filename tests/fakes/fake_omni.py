@@ -150,7 +150,7 @@ class FakeOmni(FakeCore):
                 "# TYPE vllm_omni:num_requests_running gauge",
                 f"vllm_omni:num_requests_running{{{label}}} {s.running + jobs_running}",
                 "# TYPE vllm_omni:num_requests_waiting gauge",
-                f"vllm_omni:num_requests_waiting{{{label}}} {s.waiting + jobs_queued}",
+                f"vllm_omni:num_requests_waiting{{{label}}} {s.waiting + jobs_queued + s.stuck}",
                 "# TYPE vllm_omni:diffusion_exec_s histogram",
                 f'vllm_omni:diffusion_exec_s_count{{{label},stage="0",replica="0"}} '
                 f"{s.executions + jobs_done}",

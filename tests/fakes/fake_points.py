@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import httpx
@@ -63,6 +64,9 @@ class FakePoints:
     live: int = 0
     max_live: int = 0
     waited_s: dict[str, float] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)
+    """Point name -> the server log its launch writes (in ``log_dir``); others have none."""
+    log_dir: Path | None = None
 
     def _startup(self, recipe: LaunchRecipe, ready: bool, reason: str, elapsed: float,
                  tail: tuple[str, ...] = ()) -> StartupOutcome:  # fmt: skip
@@ -101,7 +105,12 @@ class FakePoints:
                               timeouts=ClientTimeouts())  # fmt: skip
 
         pid = None if behaviour == "no-pid" else os.getpid()
-        target = TargetInfo(url="http://point.invalid", recipe=recipe, pid=pid, label=recipe.id)
+        log_path = None
+        if name in self.logs and self.log_dir is not None:
+            log_path = self.log_dir / f"{name}.log"
+            log_path.write_text(self.logs[name], encoding="utf-8")
+        target = TargetInfo(url="http://point.invalid", recipe=recipe, pid=pid, label=recipe.id,
+                            log_path=log_path)  # fmt: skip
         self.live += 1
         self.max_live = max(self.max_live, self.live)
         try:

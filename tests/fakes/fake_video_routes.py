@@ -235,6 +235,8 @@ def delete_video(core: FakeCore, video_id: str) -> Reply:
         else:
             core.state.jobs.pop(video_id, None)
             core.state.cancelled_jobs += int(running)
+            if running and faults.keeps_aborted_in_scheduler:
+                core.state.stuck += 1
             if ghost:  # gone from the API, still computing behind it
                 core.state.ghost_jobs[video_id] = job
             if unseen:  # it waits behind the job before it, then runs uncounted

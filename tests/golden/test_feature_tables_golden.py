@@ -80,6 +80,8 @@ def test_embedded_feature_tables_render_as_recorded(tmp_path: Path) -> None:
         ("api-contract", CACHE, O.PASSED, ()),
         ("parity", CACHE, O.PASSED, (NOT_PROVABLE,)),
         ("cache-tiers", CACHE, O.PASSED, ()),
+        # The Cache-DiT posture: faults and concurrency hold the next request to its own policy.
+        *passing(CACHE, "fault-injection", "isolation"),
         ("fails-fast", key(q="fp8-online-dit"), O.FAILED, ()),
         *passing(key(model="qwen-image-tiny", ex="step/1"), "api-contract", "abort", "soak",
                  "parity", "isolation", "step-ab"),
@@ -114,6 +116,8 @@ def test_sd3_cache_dit_is_never_a_bare_tick_when_the_cache_was_not_shown_at_work
 ) -> None:
     compiled = compiled_from(tmp_path, [("api-contract", CACHE, O.PASSED, ()),
                                         ("cache-tiers", CACHE, O.PASSED, ()),
+                                        ("fault-injection", CACHE, O.PASSED, ()),
+                                        ("isolation", CACHE, O.PASSED, ()),
                                         ("parity", CACHE, outcome, limitations),
                                         # the parent's correctness, beside which it counts
                                         ("reference-parity", key(), O.PASSED, ())])  # fmt: skip

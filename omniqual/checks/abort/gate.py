@@ -4,7 +4,10 @@ The endpoint follows the row's api_mode: ``videos-async`` has a job lifecycle (D
 the sync endpoints get disconnect and timeout cases. One request is calibrated first (made
 longer until its solo run takes ``min_service_s``) and every cut is timed from it. Around the
 cases the server's resources are watched; afterwards memory, FDs and temp files must return to
-the baseline within bounds (polled up to ``settle_max_s``) and a known-good request must succeed.
+the baseline within bounds (polled up to ``settle_max_s``), a known-good request must succeed,
+the request served alone before the cases must give the same output again (its own policy, nothing
+of a cut request left in it) and the server's /metrics must count no request running or waiting
+(the cut requests' scheduler entries removed).
 Each case is a ``CaseResult``. Work after every cut is measured on the server (``work``) and
 held to the row's abort boundary: a queued cut that runs, or a step-execution cut that runs past
 the next step, fails; request-level execution that runs on is a stated limitation of the row.
@@ -22,6 +25,7 @@ from typing import ClassVar, Literal
 from omniqual.checks.abort.cases import AbortDriver, CallFactory
 from omniqual.checks.abort.cleanup_record import abort_cleanup
 from omniqual.checks.abort.params import AbortParams
+from omniqual.checks.abort.peer_runs import next_request
 from omniqual.checks.abort.plan import run_cases
 from omniqual.checks.abort.work import WorkBaseline, WorkMeter, boundary_of, clock_tick_s
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
@@ -200,6 +204,21 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     ok, what = await driver.complete_one()
     if not ok:
         failures.append(f"the known-good request after all cases failed: {what}")
+    seen_next, wrong = await next_request(driver)
+    summary["next_request"] = seen_next
+    if wrong is not None:
+        failures.append(wrong)
+    assert driver.meter is not None  # set before the cases
+    left = await _scheduler_left(driver.meter, max(params.settle_max_s, 2 * driver.solo_s),
+                                 params.work_poll_s)  # fmt: skip
+    summary["scheduler_after"] = left
+    if left is None:
+        invalid.append("whether the scheduler let go of the cut requests could not be checked: "
+                       "/metrics has no vllm_omni:num_requests_running/waiting gauges")  # fmt: skip
+    elif left > 0:
+        failures.append("after the abort cases and the known-good request the scheduler still "
+                        f"holds requests: /metrics running + waiting = {left:g} (entries of cut "
+                        "requests never removed)")  # fmt: skip
     summary.update({"endpoint": endpoint.value, "watch_dirs": [str(d) for d in dirs],
                     "resource_source": watch.source, "resource_agent": seen.details or None,
                     "baseline": asdict(baseline),
@@ -225,9 +244,21 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
         artifacts, tuple(c.result() for c in cases),
         requested={"points": dict(params.points), "shape": params.shape.model_dump()},
         effective={"steps": summary.get("steps"), "solo_s": driver.solo_s,  # type: ignore[dict-item]
-                   "abort_cleanup": cleanup},
+                   "abort_cleanup": cleanup, "next_request": seen_next},
         limitations=tuple(limitations),
     )
+
+
+async def _scheduler_left(meter: WorkMeter, wait_s: float, poll_s: float) -> float | None:
+    """Requests the server still counts running or waiting once it should be idle (AB-04),
+    polled up to ``wait_s`` (a request-mode row may still finish a cut's work); None where
+    /metrics carries no gauges."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        busy = (await meter.read()).busy
+        if busy is None or busy <= 0 or time.monotonic() >= deadline:
+            return busy
+        await asyncio.sleep(poll_s)
 
 
 async def _work_baseline(driver: AbortDriver, params: AbortParams, steps: int | None,

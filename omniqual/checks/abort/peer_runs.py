@@ -2,7 +2,8 @@
 cut (``peer_truth`` compares): the abort gate's side of "other requests stay alive and correct".
 The peer is sent with the same seed alone (twice, before the case's work reading) and behind
 the cut; a peer without a truth makes its case invalid, one that answers other output than
-alone fails it, naming the peer and the metric."""
+alone fails it, naming the peer and the metric. Once every cut is over the same request is sent
+alone again and held to that output (``next_request``)."""
 
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,25 @@ async def job_content(driver: "AbortDriver", trace: JobTrace) -> tuple[bytes, ..
         return ()
     content = await driver.client.send_raw("GET", f"/v1/videos/{trace.job_id}/content")
     return (content.body,) if content.ok and content.body else ()
+
+
+async def next_request(driver: "AbortDriver") -> tuple[str, str | None]:
+    """After every cut, the peer's request sent once more alone and held to its output before
+    the cases (AB-09: the next request runs with its own policy, nothing of a cut request's
+    left in it). (what was seen, the failure or None); no truth recorded: not judged, the case
+    that recorded it says why."""
+    peer = driver.peer
+    if peer is None:
+        return "not judged: no solo output was recorded before the cases", None
+    outputs = await solo_outputs(driver, driver.calls.at(PEER_SEED))
+    exact = exact_rule([peer], driver.execution)
+    problem = differs(peer, outputs, output_kind(driver.endpoint), exact=exact,
+                      tolerance=driver.params.tolerance)  # fmt: skip
+    if problem is None:
+        return "its output before the cases", None
+    return "other output than before the cases", (
+        f"after the abort cases the request {peer.named} answers other than its output before "
+        f"them (the next request must run with its own policy): {problem}")
 
 
 def judge_peer(driver: "AbortDriver", case: "Case", outputs: tuple[bytes, ...]) -> None:

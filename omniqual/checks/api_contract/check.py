@@ -16,12 +16,14 @@ from pydantic import Field
 
 from omniqual.checks.api_contract.canaries import LogWatch, canary_case, canary_cases
 from omniqual.checks.api_contract.cases import Case, generate_cases, plan_cases
-from omniqual.checks.api_contract.coverage import SERVICE_PATHS, check_coverage
-from omniqual.checks.api_contract.exchange import Timeouts, run_case
-from omniqual.checks.api_contract.judge import Judgement, judge, transport_failure
+from omniqual.checks.api_contract.coverage import SERVICE_PATHS, check_coverage, openapi_document
+from omniqual.checks.api_contract.exchange import Exchange, Timeouts, run_case
+from omniqual.checks.api_contract.judge import Judgement, covering, judge, transport_failure
 from omniqual.checks.api_contract.lifecycle import CASE_ID as LIFECYCLE_CASE
 from omniqual.checks.api_contract.lifecycle import check_delete, server_environ, storage_dirs_for
 from omniqual.checks.api_contract.parity import check_parity
+from omniqual.checks.api_contract.pins import check_pins
+from omniqual.checks.api_contract.public_fields import check_public_fields
 from omniqual.checks.api_contract.record import RunRecord
 from omniqual.checks.api_contract.side_effects import (
     TempSnapshot,
@@ -31,6 +33,7 @@ from omniqual.checks.api_contract.side_effects import (
     temp_case,
     video_job_ids,
 )
+from omniqual.checks.api_contract.stability import StabilityRecord, error_class
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams
 from omniqual.checks.workload_budget import projected_past_budget
 from omniqual.client import ClientError, OmniClient
@@ -82,6 +85,13 @@ class ApiContractCheck:
             return CheckOutcome(GateOutcome.SKIPPED, (f"no contract for model {model!r}: {path}",))
         contract = load_contract(path)
         endpoints = select_endpoints(contract, ctx, params)
+        task, mode = ctx.row.get("task"), ctx.row.get("api_mode")
+        if not endpoints and params.api_modes is None and task and mode:
+            why = (f"contract_task_missing: the row advertises task {task} on {mode}, but "
+                   f"contract {path.name} declares no endpoint for it: every advertised task "
+                   "has its endpoint, requests and output check in its contract "
+                   "(SKILL G0-25)")  # fmt: skip
+            return CheckOutcome(GateOutcome.FAILED, (why,))
         if not endpoints:
             why = f"contract {path.name} declares no endpoint for this row ({ctx.row})"
             return CheckOutcome(GateOutcome.SKIPPED, (why,))
@@ -134,6 +144,7 @@ class _Run:
         self.found = RunRecord(contract)
         self.unlisted: list[str] = []
         self.async_rejections = 0
+        self.stability = StabilityRecord()
         self.release: str | None = params.release
         self.done = 0
         self.total = 0
@@ -157,20 +168,32 @@ class _Run:
         temp_dirs = given or list(self.ctx.target.temp_dirs)
         temp_start = TempSnapshot.take(temp_dirs)
         accepted = list(plan.accepted)
-        if self.ctx.gate.budget_s is not None:
-            # Calibrate first: the probe, timed, against every request this release serves.
-            probe, accepted = accepted[0], accepted[1:]
-            too_slow = await self._calibrate(probe, plan.rejected, served + 1)
-            if too_slow is not None:
-                self.found.invalid.append(too_slow)
-                return self._outcome(contract_file, started)
+        pure, declared_served = self._split_rejected(plan.rejected)
         self._progress("endpoint coverage (GET /openapi.json)")
         coverage = await check_coverage(self.client, self.contract, self.params.service_paths)
         self.found.checked(coverage.result, list(coverage.failures), list(coverage.invalid))
-        for case in plan.rejected:
+        pins = check_pins(self.contract, self.release, self.ctx.provenance,
+                          self.ctx.target.recipe)  # fmt: skip
+        self.found.checked(pins.result, list(pins.failures), [])
+        document, _ = await openapi_document(self.client)  # unreadable: coverage says why
+        public = check_public_fields(document, self.endpoints)
+        self.found.checked(public.result, list(public.failures), [])
+        # Negative cases before any positive request (SKILL G0-33): what is left after them is
+        # theirs alone. Rejections the release is declared to serve are served requests: after.
+        for case in pure:
             await self._rejected(case)
-        self._job_case()
+        self.found.checked(*self.stability.finish(self._declared), [])
         await self._side_effects_after_rejections(temp_dirs, temp_start)
+        if self.ctx.gate.budget_s is not None:
+            # The probe, timed, against every request this release serves from here on.
+            probe, accepted = accepted[0], accepted[1:]
+            too_slow = await self._calibrate(probe, declared_served, served + 1)
+            if too_slow is not None:
+                self.found.invalid.append(too_slow)
+                return self._outcome(contract_file, started)
+        for case in declared_served:
+            await self._rejected(case, repeat=False)
+        self._job_case()
         for case in (*accepted, *canaries):
             await self._one(case)
         if lifecycle:
@@ -195,18 +218,29 @@ class _Run:
         self.found.records.extend(checked.records)
         self.found.checked(checked.result, checked.failures, checked.invalid)
 
-    async def _calibrate(self, probe: Case, rejected: tuple[Case, ...], served: int) -> str | None:
-        """Send the probe, timed; the reason the served requests cannot fit the gate's budget
-        (the accepted cases, the declared deviations this release serves, the known-good one),
-        or None."""
+    def _declared(self, case_id: str) -> bool:
+        return bool(covering(self.contract.deviations, self.release, case_id))
+
+    def _split_rejected(self, rejected: tuple[Case, ...]) -> tuple[list[Case], list[Case]]:
+        """(the rejections proper, those a declared deviation of this release says it serves)."""
+        pure: list[Case] = []
+        served: list[Case] = []
+        for case in rejected:
+            declared = covering(self.contract.deviations, self.release, case.id)
+            (served if any(200 <= d.observed_status < 300 for d in declared) else pure).append(case)
+        return pure, served
+
+    async def _calibrate(self, probe: Case, rejected: list[Case], served: int) -> str | None:
+        """Send the probe, timed; the reason the served requests still to come cannot fit the
+        gate's budget (the accepted cases, ``rejected``: the declared deviations this release
+        serves, the known-good one), or None."""
         sent = time.perf_counter()
         await self._one(probe)
         probe_s = time.perf_counter() - sent
         self.found.calibration = Measurement(
             name="probe_request", value=round(probe_s, 3), unit="s"
         )
-        patterns = [p for d in self.contract.deviations for p in d.cases]
-        served += sum(any(fnmatchcase(c.id, p) for p in patterns) for c in rejected)
+        served += len(rejected)  # each a rejection this release is declared to serve
         return projected_past_budget(probe_s, served, self.ctx.gate.budget_s, "the probe request")
 
     def _parity_pairs(self) -> list[ParityPair]:
@@ -218,13 +252,13 @@ class _Run:
         self.done += 1
         self.ctx.progress(message, min(1.0, self.done / max(1, self.total)))
 
-    async def _one(self, case: Case) -> None:
+    async def _one(self, case: Case) -> Exchange | None:
         self._progress(case.id)
         try:
             exchange = await run_case(self.client, case, self.timeouts)
         except ClientError as exc:
             self.found.add(transport_failure(case, f"{type(exc).__name__}: {exc}"))
-            return
+            return None
         self.found.records.extend(exchange.records)
         self.found.add(
             judge(
@@ -235,14 +269,15 @@ class _Run:
                 release=self.release,
             )
         )
+        return exchange
 
-    async def _rejected(self, case: Case) -> None:
+    async def _rejected(self, case: Case, repeat: bool = True) -> None:
         if case.api_mode != "videos-async":
-            await self._one(case)
+            await self._sent_twice(case, repeat)
             return
         self.async_rejections += 1
         before = await video_job_ids(self.client)
-        await self._one(case)
+        await self._sent_twice(case, repeat)
         after = await video_job_ids(self.client)
         if before.ids is None or after.ids is None:
             self.unlisted.append(f"{case.id}: {before.unavailable or after.unavailable}")
@@ -254,6 +289,22 @@ class _Run:
                 f"{self.found.results[-1].observed_status} yet GET /v1/videos gained job(s) "
                 f"{new[:3]}"
             )
+
+    async def _sent_twice(self, case: Case, repeat: bool) -> None:
+        """The case, judged; a rejection sent once more, its error class held to the first's
+        (SKILL G0-07). An answer that served is not sent again (that would be a second
+        generation, and the judge has it already)."""
+        exchange = await self._one(case)
+        if exchange is None or not repeat or exchange.response.ok:
+            return
+        first = error_class(exchange.response)
+        try:
+            again = await run_case(self.client, case, self.timeouts)
+        except ClientError:
+            self.stability.answered(case.id, first, None)
+            return
+        self.found.records.extend(again.records)
+        self.stability.answered(case.id, first, error_class(again.response))
 
     def _job_case(self) -> None:
         """Whether the rejected async requests created jobs, as a recorded case."""

@@ -8,6 +8,7 @@ is no endpoint of any model: the gate's ``service_paths`` name it. Path template
 without their parameter names (``/v1/videos/{id}`` is ``/v1/videos/{video_id}``)."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.contract import ModelContract, path_template
@@ -44,8 +45,8 @@ def uncovered_paths(
             if path_template(path) not in owned]  # fmt: skip
 
 
-async def served_paths(client: OmniClient) -> tuple[dict[str, list[str]] | None, str]:
-    """Path -> HTTP methods of ``GET /openapi.json``, or None and why it cannot be had."""
+async def openapi_document(client: OmniClient) -> tuple[dict[str, Any] | None, str]:
+    """``GET /openapi.json`` as parsed JSON, or None and why it cannot be had."""
     try:
         raw = await client.send_raw("GET", "/openapi.json", timeout_s=30)
     except ClientError as exc:
@@ -56,7 +57,17 @@ async def served_paths(client: OmniClient) -> tuple[dict[str, list[str]] | None,
         doc = raw.json()
     except ClientError:
         return None, "GET /openapi.json answered no JSON"
-    paths = doc.get("paths") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict):
+        return None, "GET /openapi.json answered no JSON object"
+    return doc, ""
+
+
+async def served_paths(client: OmniClient) -> tuple[dict[str, list[str]] | None, str]:
+    """Path -> HTTP methods of ``GET /openapi.json``, or None and why it cannot be had."""
+    doc, why = await openapi_document(client)
+    if doc is None:
+        return None, why
+    paths = doc.get("paths")
     if not isinstance(paths, dict) or not paths:
         return None, "GET /openapi.json lists no paths"
     return {

@@ -24,6 +24,8 @@ from omniqual.client import FilePart
 from omniqual.domain.contract import ENDPOINT_PATHS, MULTIPART_MODES
 
 PROMPT_FIELD = "prompt"
+CHAT_ENVELOPE = "extra_body"
+"""Where a chat request carries every contract field but its prompt."""
 _FILE_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "video/mp4": "mp4"}
 
 
@@ -125,4 +127,4 @@ def chat_body(values: Mapping[str, JsonValue], files: tuple[UploadFile, ...]) ->
         url = f"data:{upload.media_type};base64,{encoded}"
         content.append({"type": "image_url", "image_url": {"url": url}})
     extra = {k: v for k, v in values.items() if k != PROMPT_FIELD}
-    return {"messages": [{"role": "user", "content": content}], "extra_body": extra}
+    return {"messages": [{"role": "user", "content": content}], CHAT_ENVELOPE: extra}

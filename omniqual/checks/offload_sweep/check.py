@@ -7,9 +7,12 @@ whole sweep runs. On a row that a point stands for (``params.rows``), the refere
 point run, so the row's evidence is its own point's, and a row whose point refused, hung, or
 changed the output is never validated by it. A row no point stands for is ``invalid``.
 
-Outcome: ``failed`` when a point's output differs from the reference beyond tolerance or the
-row's own point does not serve; ``invalid`` when the reference cannot be measured or a served
-point's measurement is invalid (too few repetitions, a missing memory series); else ``passed``.
+Outcome: ``failed`` when a point's output differs from the reference beyond tolerance, the
+row's own point does not serve, a DLO point's log shows a silent fallback or direct mmap where
+it must not run (:mod:`omniqual.checks.offload_sweep.loader_path`), or the resident reference,
+launched again after a DLO point served, answers other output than the first time (DL-02);
+``invalid`` when the reference cannot be measured or a served point's measurement is invalid
+(too few repetitions, a missing memory series); else ``passed``.
 Another point refusing (the default layerwise offload on a host without pinned memory) is
 recorded with its message and changes nothing else.
 """
@@ -21,6 +24,7 @@ from typing import ClassVar, Literal
 from omniqual.checks.api_contract.exchange import Timeouts
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
 from omniqual.checks.offload_sweep.frontier_block import sweep_block
+from omniqual.checks.offload_sweep.loader_path import judge_loader, read_log, uses_dlo
 from omniqual.checks.offload_sweep.measure import measure_point
 from omniqual.checks.offload_sweep.params import OffloadSweepParams, Point, expand
 from omniqual.checks.offload_sweep.points import (
@@ -67,6 +71,7 @@ class OffloadSweepCheck:
         records: dict[str, PointRecord] = {}
         artifacts: list[Artifact] = []
         shared_from: dict[str, str] = {}
+        dlo_served = False
         for number, point in enumerate(points):
             recipe = point_recipe(base, point, params.startup_deadline_s)
             key = point_key(recipe, ctx.target.checkpoint_dir, params, cases)
@@ -90,7 +95,34 @@ class OffloadSweepCheck:
                 parity = parity_of(ref_measured, record.measured, kinds, params.tolerance)
                 record = _with_parity(record, parity)
             records[point.name] = record
-        return _outcome(ctx, params, records, own, artifacts, shared_from)
+            dlo_served = dlo_served or (record.served and uses_dlo(recipe.flags))
+        again = None
+        if dlo_served:
+            again = await _reference_again(ctx, params, records, points, cases, artifacts)
+        return _outcome(ctx, params, records, own, artifacts, shared_from, again)
+
+
+async def _reference_again(
+    ctx: CheckContext, params: OffloadSweepParams, records: dict[str, PointRecord],
+    points: list[Point], cases: tuple[ParityCase, ...], artifacts: list[Artifact],
+) -> Parity | str | None:  # fmt: skip
+    """After a DLO point served, the resident reference launched again (DLO off, a fresh
+    server) and held to its first outputs (DL-02); a string says why it could not be."""
+    assert ctx.target.recipe is not None
+    first = records.get(params.reference)
+    if first is None or first.measured is None:
+        return None  # nothing to hold it to: the reference's own invalidity says why
+    point = next(p for p in points if p.name == params.reference)
+    recipe = point_recipe(ctx.target.recipe, point, params.startup_deadline_s)
+    recipe = recipe.model_copy(update={"id": f"{recipe.id}-again"})
+    ctx.progress(f"sweep point {point.name} again, after the DLO points", None)
+    record, kept = await _run_point(ctx, params, recipe=recipe, point=point, cases=cases)
+    artifacts += kept
+    if record.measured is None:
+        return "the resident reference relaunched after the DLO points did not serve: " + (
+            "; ".join(record.reasons()) or "no measurement")
+    kinds = {c.id: c.kind for c in cases}
+    return parity_of(first.measured, record.measured, kinds, params.tolerance)
 
 
 def _endpoint(ctx: CheckContext, params: OffloadSweepParams) -> EndpointContract | str:
@@ -136,7 +168,7 @@ async def _run_point(
     assert ctx.serve_point is not None
     timeouts = Timeouts(params.request_timeout_s, params.job_timeout_s, params.poll_interval_s)
     async with ctx.serve_point(recipe) as launched:
-        measured = None
+        measured = loader = None
         if launched.target is not None and launched.make_client is not None:
             target = launched.target
             measured = await measure_point(
@@ -144,8 +176,11 @@ async def _run_point(
                 repetitions=params.repetitions,
                 observe=lambda pid: ProcessObserver(pid, interval_s=params.observer_interval_s),
             )  # fmt: skip
+            if uses_dlo(recipe.flags):
+                # Which loader path the DLO start took, from its own log (G4-05, DL-07).
+                loader = judge_loader(recipe.flags, read_log(target.log_path))
     record = PointRecord(point, launched.startup, measured, None, params.repetitions,
-                         params.min_repetitions)  # fmt: skip
+                         params.min_repetitions, loader)  # fmt: skip
     kept = [launched.log_artifact] if launched.log_artifact is not None else []
     kept += launched.configs
     if measured is not None and measured.series:
@@ -164,9 +199,19 @@ def _with_parity(record: PointRecord, parity: Parity) -> PointRecord:
 def _outcome(
     ctx: CheckContext, params: OffloadSweepParams, records: dict[str, PointRecord],
     own: str | None, artifacts: list[Artifact], shared_from: dict[str, str],
+    again: Parity | str | None = None,
 ) -> CheckOutcome:  # fmt: skip
     failures: list[str] = []
     invalid: list[str] = []
+    if isinstance(again, str):
+        invalid.append(again)
+    elif again is not None and again.outcome == "failed":
+        failures.append(f"the resident reference {params.reference!r} relaunched after the DLO "
+                        "points answers other output than before: "
+                        + "; ".join(again.findings[:3]))  # fmt: skip
+    elif again is not None and again.outcome == "unavailable":
+        invalid.append("the resident reference relaunched after the DLO points could not be "
+                       f"compared: {'; '.join(again.findings)}")  # fmt: skip
     unit = memory_unit(records.values())
     reference = records[params.reference]
     if not reference.valid(unit):
@@ -174,6 +219,11 @@ def _outcome(
         invalid.append(f"the reference point {params.reference!r} could not be measured: "
                        + "; ".join(reference.reasons(unit)))  # fmt: skip
     for name, record in records.items():
+        loader = record.loader
+        if record.served and loader is not None and loader.failure:
+            failures.append(f"point {name!r}: {loader.failure}")
+        elif record.served and loader is not None and loader.path == "unreadable":
+            invalid.append(f"point {name!r}: DLO loader path not shown: {loader.detail}")
         if name == params.reference:
             continue
         if not record.served:
@@ -193,6 +243,7 @@ def _outcome(
         media_type="application/json", role="offload-sweep", name="offload sweep points",
     ))  # fmt: skip
     measurements = _measurements(records)
+    again_json = again.as_json() if isinstance(again, Parity) else again
     return CheckOutcome(
         verdict(failures, invalid=invalid), tuple(failures or invalid),
         measurements=measurements, artifacts=tuple(artifacts),
@@ -200,7 +251,8 @@ def _outcome(
                    "repetitions": params.repetitions, "warmup": params.warmup,
                    "tolerance": params.tolerance.model_dump(mode="json", exclude_none=True)},
         # A point another row's sweep measured in this run names that row (same deployment).
-        effective={"sweep": block, "points_measured_for": dict(shared_from)},
+        effective={"sweep": block, "points_measured_for": dict(shared_from),
+                   "reference_again": again_json},
     )  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from omniqual.checks.fails_fast import crash_line
+from omniqual.checks.offload_sweep.loader_path import LoaderPath
 from omniqual.checks.offload_sweep.measure import PhaseMemory, PointMeasurement
 from omniqual.checks.offload_sweep.params import OFFLOAD_FLAGS, Point
 from omniqual.checks.parity.candidate_media import compare_media
@@ -128,6 +129,8 @@ class PointRecord:
     parity: Parity | None
     repetitions_wanted: int
     min_repetitions: int
+    loader: LoaderPath | None = None
+    """A DLO point's loader path as its log shows it; None for a point without DLO."""
 
     @property
     def served(self) -> bool:
@@ -205,6 +208,7 @@ class PointRecord:
             "gpu_bytes_per_device": gpus,
             "memory_bytes": self.memory_bytes(unit),
             "parity": self.parity.as_json() if self.parity else None,
+            "loader_path": self.loader.as_json() if self.loader else None,
             "verdict": "valid" if self.valid(unit) else "invalid",
             "verdict_reasons": self.reasons(unit),
         }  # fmt: skip

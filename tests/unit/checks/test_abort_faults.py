@@ -177,3 +177,34 @@ def test_a_cancelled_queued_job_that_runs_while_the_cancel_is_rechecked_fails(
     assert failed == {"cancel-queued"}, outcome.reasons
     assert any(r.startswith("cancel-queued: a request cancelled while queued ran after its cancel")
                for r in outcome.reasons), outcome.reasons  # fmt: skip
+
+
+@pytest.mark.parametrize("api_mode", ["images-generations", "videos-async"])
+def test_requests_left_in_the_scheduler_fail_naming_the_gauges(
+    tmp_path: Path, api_mode: str
+) -> None:
+    # AB-04: each cut leaves an entry the server still counts as waiting; the gauges never
+    # return to idle after the cases and the known-good request.
+    outcome, server = run(tmp_path, api_mode, keeps_aborted_in_scheduler=True)
+    assert outcome.outcome is GateOutcome.FAILED
+    [reason] = [r for r in outcome.reasons if "scheduler" in r]
+    assert "running + waiting" in reason and f"= {server.state.stuck}" in reason
+
+
+def test_a_request_after_the_cuts_that_is_not_its_own_fails(tmp_path: Path) -> None:
+    # AB-09: after the aborts the next request runs with its own policy: the peer's request,
+    # served alone before the cuts, gives the same output once they are over.
+    outcome, _ = run(tmp_path, "images-generations", leaks_state_after_abort=True)
+    assert outcome.outcome is GateOutcome.FAILED
+    [reason] = [r for r in outcome.reasons if r.startswith("after the abort cases the request")]
+    assert "its output before them" in reason
+
+
+@pytest.mark.parametrize("api_mode", ["images-generations", "videos-async"])
+def test_the_request_after_the_cuts_is_held_to_its_output_before(
+    tmp_path: Path, api_mode: str
+) -> None:
+    outcome, _ = run(tmp_path, api_mode)
+    summary = outcome.effective
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert summary["next_request"] == "its output before the cases"

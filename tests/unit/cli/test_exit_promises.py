@@ -21,8 +21,8 @@ runner = CliRunner()
 URL = "http://127.0.0.1:9"
 CONTRACT = """schema_version: 1
 model: m
-official: pipeline
-checkpoint: tiny
+official: diffusers==0.40.0 pipeline
+checkpoint: omniqual bundled m
 target_release: "0.30.0"
 endpoints:
   - api_mode: images-generations

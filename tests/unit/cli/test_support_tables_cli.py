@@ -1,5 +1,6 @@
 """``matrix render --format vllm-omni-features`` and ``matrix audit-claims`` as a user runs them:
-files written, findings printed, exit 1 only on a contradicted claim."""
+files written, findings printed, exit 1 on a contradicted claim or a bare ✅ the evidence does
+not back (G8-05)."""
 
 import json
 from pathlib import Path
@@ -41,15 +42,22 @@ def test_render_writes_the_tables_for_the_asked_hardware(tmp_path: Path) -> None
     assert code == 2 and "no row of m is on hardware 'tpu'" in err
 
 
-def test_audit_exits_1_only_on_a_contradiction(tmp_path: Path) -> None:
+def test_audit_exits_1_on_a_contradiction_or_a_bare_unverified_tick(tmp_path: Path) -> None:
     doc = tmp_path / "claims.md"
     doc.write_text("### ImageGen\n\n| Model | ⚡Cache-DiT | 🔄Step Execution |\n|---|---|---|\n"
                    "| **Stable-Diffusion-3** | ✅ | ✅ |\n", encoding="utf-8")  # fmt: skip
     unverified = compiled_file(tmp_path, row(S.VALIDATED))
     code, said, _ = invoke("matrix", "audit-claims", str(doc), "--matrix", unverified,
                            "--features", FEATURES)  # fmt: skip
-    assert code == 0
+    assert code == 1
     assert "unverified (2):" in said and "2 cells audited" in said
+    noted = tmp_path / "noted.md"
+    noted.write_text("### ImageGen\n\n| Model | ⚡Cache-DiT | 🔄Step Execution |\n"
+                     "|---|---|---|\n| **Stable-Diffusion-3** | ✅[^1] | ✅ (planned) |\n",
+                     encoding="utf-8")  # fmt: skip
+    code, said, _ = invoke("matrix", "audit-claims", str(noted), "--matrix", unverified,
+                           "--features", FEATURES)  # fmt: skip
+    assert code == 0 and "unverified (2):" in said
     refused = compiled_file(tmp_path, row(S.UNSUPPORTED, execution="step/1", reasons=("no",)))
     code, said, _ = invoke("matrix", "audit-claims", str(doc), "--matrix", refused,
                            "--features", FEATURES)  # fmt: skip

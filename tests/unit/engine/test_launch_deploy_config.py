@@ -65,12 +65,15 @@ def launched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
 def test_a_launch_records_its_deploy_config_on_every_result_it_served(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launched: list[tuple[str, ...]]
 ) -> None:
-    config = tmp_path / "qwen-image.yaml"
-    config.write_text(DEPLOY_YAML)
     strategy = tmp_path / "strategy.txt"
     strategy.write_text("cfg")
-    flags = f", --deploy-config, '{config}', '--strategy-config={strategy}'"
+    # A deploy config travels beside its recipe (named from {recipe_dir}).
+    flags = (", --deploy-config, '{recipe_dir}/deploy-configs/qwen-image.yaml', "
+             f"'--strategy-config={strategy}'")
     root = _project(tmp_path, monkeypatch, flags)
+    config = root / "runners" / "deploy-configs" / "qwen-image.yaml"
+    config.parent.mkdir()
+    config.write_text(DEPLOY_YAML)
     outcome = asyncio.run(campaign.run_campaign(load_campaign(root / "c.yaml"), command=["t"]))
     assert len(launched) == 1 and str(config) in launched[0]
     contents = read_run(outcome.run_dir)
@@ -99,9 +102,12 @@ def test_a_config_file_that_cannot_be_read_is_not_recorded(
 def test_secrets_in_a_config_file_are_masked_before_it_is_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launched: list[tuple[str, ...]]
 ) -> None:
-    config = tmp_path / "deploy.yaml"
-    config.write_text(DEPLOY_YAML + "env:\n  HF_TOKEN: hf_abcdefghijklmnopqrstuvwxyz0123\n")
-    root = _project(tmp_path, monkeypatch, f", --deploy-config, '{config}'")
+    flags = ", --deploy-config, '{recipe_dir}/deploy-configs/d.yaml'"
+    root = _project(tmp_path, monkeypatch, flags)
+    config = root / "runners" / "deploy-configs" / "d.yaml"
+    config.parent.mkdir()
+    config.write_text(DEPLOY_YAML
+                      + "connectors:\n  HF_TOKEN: hf_abcdefghijklmnopqrstuvwxyz0123\n")
     outcome = asyncio.run(campaign.run_campaign(load_campaign(root / "c.yaml"), command=["t"]))
     results = read_run(outcome.run_dir).results
     stored = {a.sha256 for r in results for a in r.artifacts if a.role == "deploy-config"}

@@ -72,8 +72,8 @@ def test_accepted_invalid_values_become_deviation_proposals(tmp_path: Path) -> N
     # Pasted into the (filled-in) contract, the blocks load as declared deviations.
     data = yaml.safe_load(contract.read_text())
     data["deviations"] = list(report.deviations)  # type: ignore[attr-defined]
-    data["checkpoint"] = "org/sd3-new main"
-    data["official"] = "the fake's FakeConfig"
+    data["checkpoint"] = "org/sd3-new@" + "0" * 40
+    data["official"] = "omniqual-fakes==0.0.0 the fake's FakeConfig"
     endpoint = data["endpoints"][0]
     endpoint["probe"]["size"] = "64x64"
     for field in endpoint["fields"]:

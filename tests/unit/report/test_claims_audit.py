@@ -137,3 +137,19 @@ def test_a_generated_document_audits_as_agreeing_with_its_own_evidence() -> None
     pair = [f for f in result.findings if f.table.startswith("Feature Compatibility")]
     assert {(f.row, f.column, f.claim.value) for f in pair} >= {
         ("🔄Step Execution", "⚡Cache-DiT", "✅")}
+
+
+def test_a_bare_tick_the_evidence_does_not_back_hides_a_limit() -> None:
+    # G8-05: a bare ✅ on a limited cell, or one nothing verifies, fails the audit; the same
+    # ticks qualified (a note or a footnote) are findings that do not.
+    compiled = matrix(row(S.LIMITED, cache_policy="cache_dit", limitation="one at a time"))
+    bare = f"### ImageGen\n\n{HEADER}| **Stable-Diffusion-3** | ✅ | ❓ | ❓ |\n"
+    result = audit_claims(parse_claims(bare), compiled, MAPPING)
+    assert not result.contradicted and result.hides_limits
+    unverified = f"### ImageGen\n\n{HEADER}| **Stable-Diffusion-3** | ❓ | ✅ | ❓ |\n"
+    assert audit_claims(parse_claims(unverified), compiled, MAPPING).hides_limits
+    noted = (f"### ImageGen\n\n{HEADER}| **Stable-Diffusion-3** | ✅ (one at a time) | "
+             "✅[^1] | ❓ |\n")  # fmt: skip
+    qualified = audit_claims(parse_claims(noted), compiled, MAPPING)
+    assert not qualified.hides_limits
+    assert {f.verdict for f in qualified.findings} == {Verdict.AGREES, Verdict.UNVERIFIED}

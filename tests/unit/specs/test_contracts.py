@@ -22,8 +22,8 @@ BUNDLED = [
 VALID = """\
 schema_version: 1
 model: m
-official: diffusers X
-checkpoint: tiny
+official: diffusers==0.40.0 X
+checkpoint: omniqual bundled m
 target_release: "0.30.0"
 endpoints:
   - api_mode: images-generations

@@ -18,8 +18,8 @@ CASE = "side-effects/log-canaries"
 _CHAT_WITH_IMAGE = """\
 schema_version: 1
 model: fake-omni
-official: tests/fakes FakeConfig defaults
-checkpoint: none (fake)
+official: omniqual-fakes==0.0.0 tests/fakes FakeConfig defaults
+checkpoint: omniqual bundled fake-omni (a fake server, no checkpoint)
 target_release: "0.30.0"
 endpoints:
   - api_mode: chat-completions

@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[4]
 CONTRACT = """\
 schema_version: 1
 model: m
-official: test
-checkpoint: test
+official: diffusers==0.40.0 test
+checkpoint: omniqual bundled m
 target_release: "0.30.0"
 endpoints:
   - api_mode: images-generations

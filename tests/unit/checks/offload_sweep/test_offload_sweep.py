@@ -52,9 +52,10 @@ def noisy(images: list[bytes]) -> list[bytes]:
 
 
 def run(
-    behaviours: dict[str, Behaviour], p: OffloadSweepParams | None = None, key: RowKey | None = None
-) -> tuple[CheckOutcome, FakePoints, dict[str, dict[str, Any]]]:
-    fake = FakePoints(behaviours, mutate=noisy)
+    behaviours: dict[str, Behaviour], p: OffloadSweepParams | None = None,
+    key: RowKey | None = None, *, logs: dict[str, str] | None = None, log_dir: Path | None = None,
+) -> tuple[CheckOutcome, FakePoints, dict[str, dict[str, Any]]]:  # fmt: skip
+    fake = FakePoints(behaviours, mutate=noisy, logs=logs or {}, log_dir=log_dir)
     ctx = CheckContext(
         gate=GateSpec(id="offload-sweep", kind="offload_sweep", version=1), row=key or row(),
         target=TargetInfo(url=None, recipe=BASE, label="sd3-tiny"), artifacts=MemorySink(),
@@ -68,11 +69,18 @@ def run(
     return outcome, fake, points
 
 
-def test_full_sweep_on_the_resident_row_launches_every_point_one_at_a_time() -> None:
-    outcome, fake, points = run({"layerwise-default": "refuse"})
+# Resident blocks make a layer point DLO (vLLM-Omni 0.30 refuses them for the tiny SD3, which
+# declares no resident DiT paths; the fake serves them): each logs the loader path it took.
+FELL_BACK = "INFO DLO direct checkpoint mmap unavailable; using ordinary loader: no plan\n"
+DLO_LOGS = {"layer-nopin-r1": FELL_BACK, "layer-nopin-r2": FELL_BACK}
+
+
+def test_full_sweep_on_the_resident_row_launches_every_point_one_at_a_time(tmp_path: Path) -> None:
+    outcome, fake, points = run({"layerwise-default": "refuse"}, logs=DLO_LOGS, log_dir=tmp_path)
     assert [r.id for r in fake.launched] == [
         "sd3-tiny--resident", "sd3-tiny--layer-nopin-r0", "sd3-tiny--layer-nopin-r1",
         "sd3-tiny--layer-nopin-r2", "sd3-tiny--cpu-offload", "sd3-tiny--layerwise-default",
+        "sd3-tiny--resident-again",  # after the DLO points served (DL-02)
     ]  # fmt: skip
     assert fake.max_live == 1
     config = fake.launched[2].flags["diffusion-offload-config"]
@@ -90,8 +98,10 @@ def test_full_sweep_on_the_resident_row_launches_every_point_one_at_a_time() -> 
     assert r1["memory_bytes"] == max(r1["peak_pss_bytes_load"], r1["peak_pss_bytes_steady"])
 
 
-def test_refused_point_is_recorded_with_its_message_and_leaves_the_frontier() -> None:
-    outcome, _, points = run({"layerwise-default": "refuse"})
+def test_refused_point_is_recorded_with_its_message_and_leaves_the_frontier(
+    tmp_path: Path,
+) -> None:
+    outcome, _, points = run({"layerwise-default": "refuse"}, logs=DLO_LOGS, log_dir=tmp_path)
     refused = points["layerwise-default"]
     assert refused["refused"] is True and refused["verdict"] == "invalid"
     assert "pin_memory=True requires a CUDA" in refused["message"]
@@ -133,8 +143,9 @@ def test_too_few_repetitions_is_invalid() -> None:
 
 
 def test_point_that_hangs_at_startup_is_bounded_and_recorded() -> None:
-    _, fake, points = run({"layer-nopin-r2": "hang", "layerwise-default": "refuse"},
-                                params(startup_deadline_s=0.3))  # fmt: skip
+    behaviours: dict[str, Behaviour] = {
+        "layer-nopin-r1": "refuse", "layer-nopin-r2": "hang", "layerwise-default": "refuse"}
+    _, fake, points = run(behaviours, params(startup_deadline_s=0.3))
     hung = fake.launched[3]
     # The bound is the deadline handed to the launch (the fake waits it out, as the launcher
     # would), not how long this host took: no wall-clock figure is asserted.
