@@ -73,8 +73,12 @@ def covering_rows(
 
 
 def failed_required(row: CompiledRow) -> tuple[str, ...]:
+    """The gates deciding ``row`` whose latest result failed. A row claiming only a refusal
+    requires nothing; its deciding gates are the ones recorded on it (its refusal), so a
+    refusal that failed (served, or crashed naming nothing) is named, never silent."""
     failed = GateOutcome.FAILED.value
-    return tuple(g for g in row.required_gates if row.gate_outcomes.get(g) == failed)
+    deciding = row.required_gates or tuple(sorted(row.gate_outcomes))
+    return tuple(g for g in deciding if row.gate_outcomes.get(g) == failed)
 
 
 def _lane(row: CompiledRow, rows: Sequence[CompiledRow]) -> str:

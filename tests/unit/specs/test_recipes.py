@@ -89,7 +89,9 @@ def test_shipped_recipes_load_and_cover_every_bundled_pipeline() -> None:
         assert recipe.row.get("hardware") == "cpu-x86_64-2core-avx2", recipe.id
         assert recipe.expect is Expectation.SERVES or recipe.expected_error, recipe.id
     rejected = {r.id for r in embedded if r.expect is Expectation.REJECTS}
-    assert rejected == {"sd3-tiny-step", "wan-t2v-tiny-fp8", "sd3-tiny-layerwise-offload"}
+    assert rejected == {"sd3-tiny-step", "wan-t2v-tiny-fp8", "sd3-tiny-layerwise-offload",
+                        "sd3-tiny-tea-cache", "sd3-tiny-mag-cache", "sd3-tiny-sea-cache",
+                        "sd3-tiny-step-cache"}  # fmt: skip
     assert book.find("qwen-image-tiny-step").expect is Expectation.SERVES
 
 
