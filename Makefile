@@ -56,9 +56,13 @@ static: setup
 lint: static
 	$(BIN)/lint-imports
 
+# The fast tier runs in pytest-xdist workers, two per core (tests/conftest.py): its tests mostly
+# wait on in-process fakes. Test by test (worksteal): one module of gate tests is minutes alone.
+FAST := -m fast -x -n auto --dist worksteal
+
 # The edit loop: the fast tier alone, stopping at its first failure.
 test-fast: setup
-	$(PYTEST) -m fast -x
+	$(PYTEST) $(FAST)
 
 unit: setup
 	$(BIN)/pytest -q tests/unit
@@ -71,7 +75,7 @@ integration: setup browser
 # tracks in their order (function, accuracy, performance, reliability; tests/conftest.py).
 # pytest-timeout bounds every test: 120 s in the fast tier, 1200 s or the test's own when live.
 test: static browser
-	$(PYTEST) -m fast -x
+	$(PYTEST) $(FAST)
 	$(PYTEST) -m "$(LIVE_TRACKS)"
 
 bench: setup

@@ -48,6 +48,15 @@ LIVE_TRACK_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 LIVE_TIMEOUT_S = 1200
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without it
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Workers for ``-n auto`` (the fast tier in the Makefile): two per usable CPU, at most
+    eight. The fast tier mostly waits on in-process fakes (the abort and soak gates' real
+    windows and service times): at one worker per core its CPU stays under half busy, while
+    its tests judge their own fakes' timings, never the host's speed."""
+    return min(8, 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 4)
+
+
 def written_tracks(item: pytest.Item) -> list[str]:
     return [name for name in TRACKS if item.get_closest_marker(name) is not None]
 

@@ -21,6 +21,14 @@ from tests.fakes.check_context import context
 from tests.fakes.fake_config import FakeConfig, FakeFaults
 from tests.fakes.fake_serial import SerialFakeOmni
 
+SIZED_FOR_THE_FAKE: dict[str, Any] = {
+    "settle_max_s": 0.3, "health_timeout_s": 0.3, "idle_window_s": 0.2,
+    "work_window_margin_s": 0.2, "work_poll_s": 0.05, "poll_interval_s": 0.02,
+}  # fmt: skip
+"""Waits sized to the in-process fake (a request in 0.15 s, answers within milliseconds): the
+windows, polls and deadlines the shipped spec sizes to a real server, shrunk with the fake's
+service time so every ratio the gate judges (cut points, bounds, noise) is kept."""
+
 
 def run(
     tmp_path: Path, api_mode: str, execution: str | None = None, *,
@@ -30,12 +38,11 @@ def run(
     """The fake's /metrics gauges are truthful by construction (they rise while it computes),
     so by default they are taken as proof that cut work stopped."""
     server = SerialFakeOmni(FakeConfig(
-        image_work_s=0.25, video_queue_s=0.02, video_run_s=0.25, temp_dir=tmp_path, hang_s=5,
+        image_work_s=0.15, video_queue_s=0.02, video_run_s=0.15, temp_dir=tmp_path, hang_s=5,
         faults=FakeFaults(**faults)))  # fmt: skip
     watch_dirs = (str(tmp_path),) if watch is None else watch
-    params = AbortParams(min_service_s=0.2, watch_dirs=watch_dirs, settle_max_s=0.5,
-                         health_timeout_s=0.5, cancel_recheck_x_service=recheck,
-                         idle_window_s=0.3, work_window_margin_s=0.3,
+    params = AbortParams(min_service_s=0.12, watch_dirs=watch_dirs, **SIZED_FOR_THE_FAKE,
+                         cancel_recheck_x_service=recheck,
                          gauges_prove_stop=gauges_prove_stop)  # fmt: skip
     ctx, _ = context("abort", api_mode, fake=server)
     extra = [("execution", execution), ("hardware", hardware)]

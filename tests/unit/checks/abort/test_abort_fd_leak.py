@@ -24,6 +24,7 @@ from omniqual.domain.outcomes import GateOutcome
 from tests.fakes.check_context import context
 from tests.fakes.fake_config import FakeConfig
 from tests.fakes.fake_fd_leak import FdLeakingFake
+from tests.unit.checks.test_abort_faults import SIZED_FOR_THE_FAKE
 
 FD_GROWTH = re.compile(r"^after the abort cases: open file descriptors grew by (\d+) "
                        r"\((\d+) -> (\d+)\), bound 8$")  # fmt: skip
@@ -41,13 +42,12 @@ def _run(tmp_path: Path, made: list[FdLeakingFake], api_mode: str, *, leaks: boo
          pid: int | None = None) -> tuple[CheckOutcome, FdLeakingFake]:  # fmt: skip
     watched = tmp_path / "server-tmp"
     watched.mkdir(exist_ok=True)
-    server = FdLeakingFake(FakeConfig(image_work_s=0.25, video_queue_s=0.02, video_run_s=0.25,
+    server = FdLeakingFake(FakeConfig(image_work_s=0.15, video_queue_s=0.02, video_run_s=0.15,
                                       temp_dir=watched, hang_s=5),
                            tmp_path / "weights" / "config.json", leaks=leaks)  # fmt: skip
     made.append(server)
-    params = AbortParams(min_service_s=0.2, watch_dirs=(str(watched),), settle_max_s=0.5,
-                         health_timeout_s=0.5, idle_window_s=0.3, work_window_margin_s=0.3,
-                         gauges_prove_stop=True)  # fmt: skip
+    params = AbortParams(min_service_s=0.12, watch_dirs=(str(watched),),
+                         gauges_prove_stop=True, **SIZED_FOR_THE_FAKE)
     ctx, _ = context("abort", api_mode, fake=server, pid=pid)
     return asyncio.run(AbortCheck().run(ctx, params)), server
 

@@ -18,17 +18,17 @@ from omniqual.domain.outcomes import GateOutcome
 from tests.fakes.check_context import context
 from tests.fakes.fake_config import FakeConfig, FakeFaults
 from tests.fakes.fake_serial import SerialFakeOmni
+from tests.unit.checks.test_abort_faults import SIZED_FOR_THE_FAKE
 
 QUEUED = {"images-generations": "disconnect-queued", "videos-async": "cancel-queued"}
 
 
 def run(tmp_path: Path, api_mode: str, **faults: bool) -> CheckOutcome:
     server = SerialFakeOmni(FakeConfig(
-        image_work_s=0.25, video_queue_s=0.02, video_run_s=0.25, temp_dir=tmp_path, hang_s=5,
+        image_work_s=0.15, video_queue_s=0.02, video_run_s=0.15, temp_dir=tmp_path, hang_s=5,
         faults=FakeFaults(**faults)))  # fmt: skip
-    params = AbortParams(min_service_s=0.2, watch_dirs=(str(tmp_path),), settle_max_s=0.5,
-                         health_timeout_s=0.5, idle_window_s=0.3, work_window_margin_s=0.3,
-                         gauges_prove_stop=True)  # fmt: skip
+    params = AbortParams(min_service_s=0.12, watch_dirs=(str(tmp_path),),
+                         gauges_prove_stop=True, **SIZED_FOR_THE_FAKE)
     ctx, _ = context("abort", api_mode, fake=server)
     ctx = replace(ctx, row=RowKey((*ctx.row.items, ("execution", "serial/1"))))
     return asyncio.run(AbortCheck().run(ctx, params))

@@ -31,13 +31,19 @@ from tests.fakes.fake_config import FakeConfig, FakeFaults, LatencySpike
 from tests.fakes.fake_omni import FakeOmni
 from tests.fakes.fake_serial import SerialFakeOmni
 
+ASSUMED_RPS = 40.0
+"""The saturation the phases are paced from, instead of a search: the serial fake serves a
+request in 10-20 ms (a knee of 50-100 a second), so ``below`` and ``near`` stay under it while a
+phase of 40 requests lasts one to two seconds, not two to four. ``fake`` serves a video job in
+0.1 s, so a video row's phases load it as much beyond its rate as at 20 a second and 0.2 s."""
+
 
 def params(tmp_path: Path, **overrides: Any) -> SoakParams:
     doc: dict[str, Any] = {
         "shapes": [{"name": "small", "width": 16, "height": 16, "steps": 2, "weight": 3},
                    {"name": "medium", "width": 32, "height": 32, "steps": 4, "weight": 1}],
         "warmup_per_shape": 1, "calibration_repeats": 2, "drain_grace_s": 5,
-        "saturation": {"assume_rps": 20},
+        "saturation": {"assume_rps": ASSUMED_RPS},
         "phases": [
             {"name": "below", "factor": 0.5, "requests": 40, "slo_bound_x_service": 20},
             {"name": "near", "factor": 0.9, "requests": 40, "slo_bound_x_service": 20},
@@ -55,7 +61,7 @@ def params(tmp_path: Path, **overrides: Any) -> SoakParams:
 
 
 def fake(tmp_path: Path, **faults: Any) -> SerialFakeOmni:
-    return SerialFakeOmni(FakeConfig(image_work_s=0.01, video_queue_s=0.01, video_run_s=0.2,
+    return SerialFakeOmni(FakeConfig(image_work_s=0.01, video_queue_s=0.01, video_run_s=0.1,
                                      temp_dir=tmp_path, hang_s=5, faults=FakeFaults(**faults)))
 
 

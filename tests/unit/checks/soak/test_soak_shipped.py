@@ -1,11 +1,11 @@
 """The soak gate as shipped (gates/soak.yaml: its shapes, saturation search, phases and validity,
 unchanged) against the in-process serial fake: a clean fake passes.
 
-The fake serves one request at a time in 50 ms whatever the shape, a knee of about 20 requests
+The fake serves one request at a time in 30 ms whatever the shape, a knee of about 30 requests
 a second, inside the shipped search's range (``max_rps`` 60; at 10 ms a request the fake is
 faster than the search looks and the verdict is ``invalid``: saturation not reached). Its temp
 dir is the one a launched target's TMPDIR would be (the shipped ``watch_dirs`` is empty: the
-server's own). About 15 s: the shipped phases' request counts at the fake's rates."""
+server's own). About 10 s: the shipped phases' request counts at the fake's rates."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ SHIPPED = GateSpec.model_validate(
 def test_a_clean_fake_passes_the_shipped_soak(tmp_path: Path) -> None:
     params = SoakParams.model_validate(SHIPPED.params)
     assert params.saturation.assume_rps is None and params.validity.max_p99_issue_lag_s == 0.05
-    server = SerialFakeOmni(FakeConfig(image_work_s=0.05, temp_dir=tmp_path))
+    server = SerialFakeOmni(FakeConfig(image_work_s=0.03, temp_dir=tmp_path))
     ctx, harness = context("soak", "images-generations", fake=server)
     ctx = replace(ctx, gate=SHIPPED, target=replace(ctx.target, temp_dirs=(tmp_path,)))
     outcome = asyncio.run(SoakCheck().run(ctx, params))
