@@ -5,6 +5,7 @@ row and an offline row is a producer row, and a streaming row names a streaming 
 one of the buffered bodies. Rows are exact and evidence never moves between them, so each
 claim is decided on its own row. Pure: :mod:`omniqual.specs.promotion` places each problem."""
 
+import re
 from collections.abc import Mapping
 
 PRODUCER_TRANSPORT = "raw-float-local"
@@ -66,3 +67,17 @@ def lane_problems(
                    "checkpoint: say what it is (SKILL G3-08)")
                   for name, text in texts.items() if _ABLATION in text.lower()]  # fmt: skip
     return found
+
+
+_READINESS = re.compile(r"production[\s_-]*ready|ready\s+for\s+production|day[\s_-]*0\s+ready",
+                        re.IGNORECASE)  # fmt: skip
+
+
+def readiness_problems(texts: Mapping[str, str]) -> list[tuple[str, str]]:
+    """SKILL G8-16: readiness is what the evidence derives (a `validated` row whose every gate
+    of the Definition of Done passed, the Day-0 milestone kept apart), never a row's words: a
+    note or limitation that calls the row production-ready, or Day-0 ready, is refused."""
+    return [(name, f"{found.group(0)!r} is no word a row may claim: its state is derived from "
+             "its gates' evidence (validated only when every gate of the Definition of Done "
+             "passed), say what was measured instead (SKILL G8-16)")
+            for name, text in texts.items() if (found := _READINESS.search(text))]  # fmt: skip

@@ -2,8 +2,10 @@
 parameters, revisions and environment fingerprints. Every value passes through ``redact``; every
 row of a figure table links the result (or artifact) it was read from."""
 
+import math
 import shlex
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.result import GateResult
@@ -20,6 +22,15 @@ REASONS_LIMIT = 300
 def number(value: float) -> str:
     """A raw figure exactly as recorded (shortest round-trip form, no rounding)."""
     return repr(float(value))
+
+
+def in_report_unit(value: float, unit: str) -> tuple[str, str]:
+    """A figure and its unit as the report shows them: seconds in milliseconds (the unit every
+    latency of vLLM-Omni's own benchmark reports is in), shifted exactly in decimal so the
+    recorded digits are kept; any other unit as recorded."""
+    if unit != "s" or not math.isfinite(value):
+        return number(value), unit
+    return format(Decimal(repr(float(value))).scaleb(3), "f"), "ms"
 
 
 def _optional(value: object) -> str:
@@ -104,10 +115,9 @@ def measurement_table(
             r.gate_id,
             row_label(labels, r.row),
             m.name,
-            number(m.value),
-            m.unit,
+            *in_report_unit(m.value, m.unit),
             _optional(m.samples),
-            "—" if m.bound is None else number(m.bound),
+            "—" if m.bound is None else in_report_unit(m.bound, m.unit)[0],
             "—" if m.ok is None else ("met" if m.ok else "not met"),
         )
         for r in results

@@ -178,6 +178,10 @@ def _implementation(matrix: CompiledMatrix, ctx: _Context) -> Section:
     return Section(3, "Implementation notes", blocks, empty_note=note)
 
 
+AUTHORITATIVE_RUNS = ("Runs (each run's command is the authoritative one: it reproduces every "
+                      "result of its run; the gate commands below are what it ran)")
+
+
 def _reproduction(evidence: RunEvidence, ctx: _Context) -> Section:
     runs = evidence.runs
     run_rows = tuple(
@@ -199,7 +203,7 @@ def _reproduction(evidence: RunEvidence, ctx: _Context) -> Section:
     blocks = non_empty(
         *recipes,
         serve_command_table(ctx.results),
-        Table("Runs", ("Run", "Status", "Started", "Finished", "Command"), run_rows),
+        Table(AUTHORITATIVE_RUNS, ("Run", "Status", "Started", "Finished", "Command"), run_rows),
         *run_timing_blocks(runs, evidence.artifact_dirs),
         *environment_blocks(runs),
         Table("Gate commands", ("Gate", "Row", "Target", "Command"), commands,

@@ -7,7 +7,7 @@ spec errors."""
 from collections.abc import Mapping, Sequence
 
 from omniqual.domain.axes import AxisCatalog
-from omniqual.domain.claims import claim_problems, lane_problems
+from omniqual.domain.claims import claim_problems, lane_problems, readiness_problems
 from omniqual.domain.matrix import ExplicitRow, MatrixDefinition, PlannedRow, RowSpec
 from omniqual.domain.promotion import entry_problems
 from omniqual.specs.source import Loc, SpecProblem, YamlDocument
@@ -34,7 +34,8 @@ def promotion_problems(
         if row.spec.limited is not None:
             texts["limited.limitation"] = row.spec.limited.limitation
         found_here = [*entry_problems(values, parent, baseline), *claim_problems(values),
-                      *lane_problems(values, parent, texts)]  # fmt: skip
+                      *lane_problems(values, parent, texts),
+                      *readiness_problems(texts)]  # fmt: skip
         for field, message in found_here:
             at: Loc = (*loc, *_field_loc(row.spec, field))
             found.append(doc.problem(at, f"row {text}: {message}"))

@@ -1,23 +1,19 @@
 """The ``perf`` check kind: fixed work, repeated on fresh server launches, judged against the
 row's owned baseline.
 
-Launches: launches of one build differ by more than repetitions inside one do (7 % on a shared
-2-vCPU guest, where a launch's own mean is pinned to 2 %), so the unit judged is the launch.
-When the gate launches the server itself (the row's launch recipe, through the engine's launcher)
-it measures ``launches`` fresh launches one after another, each stopped before the next starts,
-and judges the mean of their means; while the verdict is undecided it adds one launch at a time
-up to ``max_launches``, while the next one fits the budget. A deployment given by URL is
-measured as it is: one launch, and the result says so.
+Launches: launches of one build differ by more than repetitions inside one do, so the unit
+judged is the launch. Launching the row's recipe itself, the gate measures ``launches`` fresh
+launches one after another and judges the mean of their means, adding one at a time up to
+``max_launches`` while undecided and the budget allows. A deployment given by URL is one launch,
+said in the result. A server launched with a profiler is ``invalid``, not measured
+(:mod:`omniqual.checks.perf.profiling`).
 
 On each launch: a health check; ``warmup_repetitions`` passes over the work, discarded; then
-``min_repetitions`` measured passes. On the last launch the run can make, more repetitions
-follow one at a time up to ``max_repetitions`` while the verdict is undecided, the next one fits
-the gate's ``budget_s`` and it could still decide (sequential): once the spread of the
-baseline's launches (and the host's term) alone keeps the interval across the threshold,
-further repetitions change nothing, and it stops there. The budget counts the seconds spent
-measuring (start-ups are bounded by the recipe's readiness deadline and may run beside other
-work); a workload whose launches cannot fit it, projected from the first warm-up repetition, is
-``invalid: host too slow for this workload``.
+``min_repetitions`` measured passes. On the last launch, more follow one at a time up to
+``max_repetitions`` while undecided, within ``budget_s`` and while they could still decide
+(not once the baseline's launch spread and the host's term alone keep the interval across the
+threshold). The budget counts measuring seconds, not start-ups; a workload whose launches cannot
+fit it (projected from the first warm-up) is ``invalid: host too slow for this workload``.
 
 Verdict (the rule of :mod:`omniqual.loadgen.regression`): the two-sided ``confidence`` interval
 on the relative change of the mean of the run's launch means of the baseline's metric against
@@ -64,6 +60,7 @@ from omniqual.checks.perf.outcome import (
     verdict,
 )
 from omniqual.checks.perf.params import PerfParams, workload_sha256
+from omniqual.checks.perf.profiling import profiled_reason
 from omniqual.checks.perf.upstream import apply_config
 from omniqual.checks.perf.work import Repetition, run_repetition
 from omniqual.checks.workload_budget import HOST_TOO_SLOW
@@ -127,6 +124,8 @@ class PerfCheck:
         if endpoint is None:
             return CheckOutcome(GateOutcome.SKIPPED, (f"api_mode {api_mode!r} has no HTTP "
                                                       "endpoint to measure",))  # fmt: skip
+        if (profiled := profiled_reason(ctx.target.recipe)) is not None:
+            return CheckOutcome(GateOutcome.INVALID, (profiled,))  # not measured at all
         params, template = apply_config(params, ctx)
         environment = dict(self.fingerprint())
         hardware = ctx.row.get("hardware")

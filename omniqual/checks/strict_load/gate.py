@@ -22,6 +22,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
+from omniqual.checks.strict_load.dispatch_scan import dispatch_case
 from omniqual.checks.strict_load.doctored_startup import doctored_startup
 from omniqual.checks.strict_load.mapping import ComponentResult, map_component
 from omniqual.checks.strict_load.source_scan import scan_case
@@ -163,12 +164,13 @@ class StrictLoadCheck:
         }  # fmt: skip
         artifacts.append(self._json(ctx, json.dumps(result_doc, indent=1), "mapping-result"))
         scan = scan_case(ctx.artifacts, runtime, spec)
+        dispatch = dispatch_case(ctx.artifacts, runtime, spec)
         doctored = await doctored_startup(
             ctx, enabled=params.doctored_startup, deadline_s=params.doctored_deadline_s,
             inventory=inventory, runtime=runtime, results=results, spec=spec,
         )  # fmt: skip
-        failures = [*findings, *scan.failures, *doctored.failures]
-        invalid = [*scan.invalid, *doctored.invalid]
+        failures = [*findings, *scan.failures, *dispatch.failures, *doctored.failures]
+        invalid = [*scan.invalid, *dispatch.invalid, *doctored.invalid]
         reasons = failures[: params.max_reasons]
         if len(failures) > len(reasons):
             reasons.append(f"... and {len(failures) - len(reasons)} more (see mapping-result)")
@@ -190,13 +192,14 @@ class StrictLoadCheck:
         )
         return CheckOutcome(
             verdict(failures, invalid=invalid), tuple(reasons), measurements=measurements,
-            artifacts=(*artifacts, *scan.artifacts, *doctored.artifacts),
-            cases=(scan.case, doctored.case),
+            artifacts=(*artifacts, *scan.artifacts, *dispatch.artifacts, *doctored.artifacts),
+            cases=(scan.case, dispatch.case, doctored.case),
             requested={"runtime": params.runtime, "dtype": dtype,
                        "doctored_startup": params.doctored_startup},
             effective={"runtime_source": runtime.source, "pipeline_class": runtime.pipeline_class,
                        "mapping": spec.id, "vllm_omni_version": runtime.vllm_omni_version,
-                       "load_weights_scan": scan.summary, "doctored_startup": doctored.summary},
+                       "load_weights_scan": scan.summary, "dispatch_scan": dispatch.summary,
+                       "doctored_startup": doctored.summary},
         )  # fmt: skip
 
     async def _runtime(

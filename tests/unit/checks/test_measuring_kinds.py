@@ -5,7 +5,7 @@ beside other groups' work, a promise that none of them judges anything of a star
 from omniqual.checks.registry import BUILTIN, measures, resolve, shares_start_ups
 
 MEASURING = {"soak", "abort", "offload_sweep", "fails_fast", "fails_fast_request", "perf",
-             "step_ab", "cache_tiers", "fault_injection"}
+             "step_ab", "cache_tiers", "fault_injection", "startup"}
 SHARING_START_UPS = {"step_ab", "cache_tiers", "perf"}
 
 

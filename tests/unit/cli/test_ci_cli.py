@@ -52,12 +52,12 @@ def test_a_ci_level_keeps_its_tracks_and_no_tracks_keeps_every_gate() -> None:
     assert code == 0
     gates = {c.split()[3] for s in yaml.safe_load(out)["steps"] for c in s.get("commands", ())
              if c.startswith("omniqual gate run")}  # fmt: skip
-    assert gates == {"abort", "soak", "fault-injection"}  # reliability: weekly L5
+    assert gates == {"abort", "soak", "fault-injection", "startup"}  # reliability: weekly L5
     code, out, _ = invoke(MATRIX, "-f", "buildkite", "--row", "model=wan-t2v-tiny")
     gates = {c.split()[3] for s in yaml.safe_load(out)["steps"] for c in s.get("commands", ())
              if c.startswith("omniqual gate run")}  # fmt: skip
     assert gates == {"api-contract", "strict-load", "reference-parity", "abort", "soak",
-                     "fails-fast", "isolation", "fault-injection"}  # fmt: skip
+                     "fails-fast", "isolation", "fault-injection", "startup"}  # fmt: skip
 
 
 def test_usage_errors_exit_2_with_one_line() -> None:

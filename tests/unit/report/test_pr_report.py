@@ -87,7 +87,7 @@ def test_every_figure_row_links_its_record(
     assert artifacts.links == ("../evidence/run-1/artifacts/" + "a" * 64,)
     assert view.verdicts.links == (journal,)
     assert f"[record]({journal})" in render_run_report(evidence, "md")
-    assert f'<a class="ev" href="{journal}">1.5</a>' in render_run_report(evidence, "html")
+    assert f'<a class="ev" href="{journal}">1500</a>' in render_run_report(evidence, "html")  # ms
 
 
 @pytest.mark.parametrize(

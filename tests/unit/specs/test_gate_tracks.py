@@ -30,6 +30,7 @@ EXPECTED = {
     "soak": Track.RELIABILITY,
     "soak-long": Track.RELIABILITY,
     "fault-injection": Track.RELIABILITY,
+    "startup": Track.RELIABILITY,
 }
 
 

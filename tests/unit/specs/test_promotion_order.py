@@ -134,3 +134,15 @@ def test_a_prequantized_checkpoint_is_its_own_lane_not_an_ablation(tmp_path: Pat
 def test_the_backend_a_server_picks_without_a_flag_is_a_baseline(tmp_path: Path) -> None:
     # `vllm serve --omni` without an attention flag: what `model init` drafts for a new model.
     assert _load(tmp_path, [], {"attention_backend": "platform-default"})
+
+
+@pytest.mark.parametrize("words", ["Production-ready on CPU.", "ready for production",
+                                   "day-0 ready", "production ready once fp8 lands"])
+def test_a_row_that_calls_itself_production_ready_is_refused(tmp_path: Path, words: str) -> None:
+    text = _problems(tmp_path, [_row({"dtype": "fp32"}, requires=["parity"], note=words)])
+    assert "rows.1.note" in text and "G8-16" in text and "derived" in text
+
+
+def test_a_row_that_says_what_was_measured_loads(tmp_path: Path) -> None:
+    note = "Served at 64x64 on CPU; production use needs the GPU rows."
+    assert _load(tmp_path, [_row({"dtype": "fp32"}, requires=["parity"], note=note)])

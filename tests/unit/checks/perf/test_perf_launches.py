@@ -73,6 +73,7 @@ def launched_run(
     tmp_path: Path, work_s: Sequence[float], params: PerfParams, *,
     launch_means: Sequence[float] = SPREAD_6PCT, serves: bool = True,
     budget_s: float | None = None, host: tuple[float, float] | None = None,
+    recipe: LaunchRecipe = RECIPE,
 ) -> tuple[CheckOutcome, FakeLauncher]:  # fmt: skip
     """``host``: the server on this host, (the baseline's reference workload, this run's)."""
     launcher = FakeLauncher(work_s, serves=serves, pid=4242 if host else None)
@@ -81,7 +82,7 @@ def launched_run(
                    values=launch_means, host_probe_s=host[0] if host else None)  # fmt: skip
     ctx = CheckContext(
         gate=GateSpec(id="perf", kind="perf", version=1, budget_s=budget_s), row=key,
-        target=TargetInfo(url=None, recipe=RECIPE), artifacts=MemorySink(),
+        target=TargetInfo(url=None, recipe=recipe), artifacts=MemorySink(),
         project_root=tmp_path, make_client=lambda: None,  # type: ignore[arg-type,return-value]
         serve_point=launcher.serve,
         provenance=Provenance(serve_config_sha256=SERVE, checkpoint_sha256=CKPT),
