@@ -18,7 +18,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from omniqual.checks.api_contract.exchange import Timeouts
-from omniqual.checks.api_contract.side_effects import health_status
+from omniqual.checks.api_contract.side_effects import health_status, served_release
 from omniqual.checks.base import (
     ArtifactSink,
     CheckContext,
@@ -31,7 +31,7 @@ from omniqual.checks.field_effect.effects import judge_effects
 from omniqual.checks.field_effect.record import EndpointRecord, Findings
 from omniqual.checks.field_effect.session import EndpointRun, Thresholds
 from omniqual.client import OmniClient
-from omniqual.domain.contract import ApiMode, EndpointContract, ModelContract
+from omniqual.domain.contract import ApiMode, Deviation, EndpointContract, ModelContract
 from omniqual.domain.evidence import Artifact
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.specs.contracts import contract_path, load_contract
@@ -59,6 +59,10 @@ class FieldEffectParams(CheckParams):
         ge=0,
         description="How far beyond the baseline's own spread an effect must lie (dB).",
     )
+    release: str | None = Field(
+        default=None, description="vLLM-Omni release for the contract's declared deviations; "
+        "None asks GET /version.",
+    )  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -100,8 +104,10 @@ class FieldEffectCheck:
         async with ctx.make_client() as client:
             if await health_status(client) != 200:
                 return CheckOutcome(GateOutcome.INVALID, ("target is not healthy before the gate",))
+            release = params.release or await served_release(client)
             for endpoint in endpoints:
-                await _one_endpoint(ctx, params, client, endpoint, sink, findings)
+                await _one_endpoint(ctx, params, client, endpoint, sink, findings,
+                                    contract.deviations, release)  # fmt: skip
         contract_file = ctx.artifacts.put_artifact(
             path, media_type="application/yaml", role="contract", name=path.name
         )
@@ -113,6 +119,7 @@ class FieldEffectCheck:
             cases=tuple(findings.cases),
             requested={"model": contract.model, "endpoints": [e.api_mode for e in endpoints]},
             effective=findings.effective(),
+            limitations=tuple(findings.limitations),
         )
 
 
@@ -134,6 +141,8 @@ async def _one_endpoint(
     endpoint: EndpointContract,
     sink: _KeptSink,
     findings: Findings,
+    deviations: tuple[Deviation, ...] = (),
+    release: str | None = None,
 ) -> None:
     record = EndpointRecord(endpoint.api_mode, endpoint.output.kind)
     findings.endpoints.append(record)
@@ -146,6 +155,8 @@ async def _one_endpoint(
         record=record,
         thresholds=Thresholds(params.reproducible_db, params.margin_db),
         progress=lambda message: ctx.progress(message, None),
+        deviations=deviations,
+        release=release,
     )
     baseline = await run.baseline()
     if baseline is None:

@@ -7,10 +7,12 @@ request (the bisection): each that changes the output has a served default other
 official one and fails naming it. Fields without a declared default are recorded, not checked."""
 
 from omniqual.checks.api_contract.cases import render_value
+from omniqual.checks.api_contract.judge import covering
 from omniqual.checks.field_effect.answers import Answer, Pair
 from omniqual.checks.field_effect.judge import Spread, beyond, widened
 from omniqual.checks.field_effect.session import EndpointRun
 from omniqual.checks.field_effect.values import DefaultsPlan, defaults_plan
+from omniqual.domain.contract import Deviation
 from omniqual.domain.outcomes import GateOutcome
 
 NO_DEFAULT = "no-default"
@@ -46,8 +48,9 @@ async def judge_defaults(run: EndpointRun, spread: Spread) -> None:
             case_id, api_mode, None, sent, EXPECTED, together.describe(), GateOutcome.PASSED
         )
         for spec in plan.defaulted:
+            case = f"{api_mode}/default/{spec.name}"
             findings.case(
-                f"{api_mode}/default/{spec.name}",
+                case,
                 api_mode,
                 spec.name,
                 f"{spec.name}={render_value(spec.name, spec.default)}",
@@ -56,6 +59,7 @@ async def judge_defaults(run: EndpointRun, spread: Spread) -> None:
                 GateOutcome.PASSED,
                 "stated with every other default",
             )
+            _stale(run, case)
         return
     run.record.add(together, "differ")
     findings.case(case_id, api_mode, None, sent, EXPECTED, together.describe(), GateOutcome.FAILED)
@@ -94,9 +98,17 @@ async def bisect_defaults(
             findings.case(
                 case_id, api_mode, spec.name, shown, EXPECTED, pair.describe(), GateOutcome.PASSED
             )
+            _stale(run, case_id)
             continue
         differing.append(spec.name)
         run.record.add(pair, "differ")
+        declared = _declared(run, case_id)
+        if declared is not None:
+            note = f"declared deviation of {run.release}: {declared.reason}"
+            findings.limitations.append(f"declared deviation: {case_id}: {declared.reason}")
+            findings.case(case_id, api_mode, spec.name, shown, EXPECTED, pair.describe(),
+                          GateOutcome.FAILED, note, deviation=True)  # fmt: skip
+            continue
         findings.failures.append(
             f"default_differs: {api_mode} {spec.name}: left out vs stated at the official "
             f"default {render_value(spec.name, spec.default)} (same seed) gave "
@@ -118,6 +130,27 @@ async def bisect_defaults(
         findings.failures.append(
             f"default_differs: {api_mode}: every official default stated together changes the "
             f"output, yet no one of them alone does (jointly: {names})"
+        )
+
+
+DEFECT = "default_differs"
+"""What a declaration of a served default that is not the official one names
+(``observed_status: 200``, ``observed_defect: default_differs``)."""
+
+
+def _declared(run: EndpointRun, case_id: str) -> Deviation | None:
+    """The served release's declaration of this differing default, if it made one."""
+    return next((d for d in covering(run.deviations, run.release, case_id)
+                 if d.observes(200, "", DEFECT)), None)  # fmt: skip
+
+
+def _stale(run: EndpointRun, case_id: str) -> None:
+    """A default declared to differ that is the official one again fails: the declaration would
+    otherwise keep the row limited for a defect that is gone."""
+    if _declared(run, case_id) is not None:
+        run.findings.failures.append(
+            f"stale deviation: upstream fixed it? {case_id}: the served default is the official "
+            f"one again where {run.release} was declared to differ; remove the declaration"
         )
 
 

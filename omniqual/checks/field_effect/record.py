@@ -34,6 +34,8 @@ class Findings:
     invalid: list[str] = field(default_factory=list)
     endpoints: list[EndpointRecord] = field(default_factory=list)
     requests: int = 0
+    limitations: list[str] = field(default_factory=list)
+    """Declared deviations of the served release that reproduced: the row is at best limited."""
 
     def case(
         self,
@@ -45,6 +47,7 @@ class Findings:
         observed: str,
         outcome: GateOutcome,
         note: str = "",
+        deviation: bool = False,
     ) -> None:
         self.cases.append(
             CaseResult(
@@ -56,6 +59,7 @@ class Findings:
                 observed_status=observed[:200],
                 outcome=outcome,
                 note=note[:240],
+                deviation=deviation,
             )
         )
 

@@ -12,7 +12,7 @@ from omniqual.checks.field_effect.answers import Answer, Pair, ask, compare
 from omniqual.checks.field_effect.judge import Spread, baseline_spread
 from omniqual.checks.field_effect.record import EndpointRecord, Findings
 from omniqual.client import OmniClient
-from omniqual.domain.contract import EndpointContract
+from omniqual.domain.contract import Deviation, EndpointContract
 from omniqual.domain.outcomes import GateOutcome
 
 
@@ -32,6 +32,9 @@ class EndpointRun:
     record: EndpointRecord
     thresholds: Thresholds
     progress: Callable[[str], None]
+    deviations: tuple[Deviation, ...] = ()
+    release: str | None = None
+    """The served release (``GET /version``): which declared deviations apply."""
 
     @property
     def api_mode(self) -> str:

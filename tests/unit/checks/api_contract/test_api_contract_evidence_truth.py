@@ -130,6 +130,20 @@ def test_a_deviation_naming_no_case_fails(fake_config: FakeConfig, tmp_path: Pat
     assert "case pattern 'images-generations/n/abvoe-max' names no case" in _reasons(run)
 
 
+def test_a_deviation_of_a_served_default_names_a_case_of_the_field_effect_gate(
+    fake_config: FakeConfig, tmp_path: Path
+) -> None:
+    # The field-effect gate judges `default/<field>` of the same contract: no typo to flag.
+    contracts = _with_deviation(tmp_path, "images-generations/default/n", 200, "n default")
+    run = run_gate(
+        FakeOmni(fake_config),
+        contracts_dir=contracts,
+        api_modes=["images-generations"],
+        temp_dirs=[str(fake_config.temp_dir)],
+    )
+    assert "names no case" not in " ".join(_reasons(run))
+
+
 def _observing(tmp_path: Path, line: str) -> Path:
     """fake-omni's contract with its 422 deviation declaring what it observes (``line``)."""
     declared = "    observed_status: 422\n"

@@ -133,3 +133,45 @@ def test_a_refused_legal_value_is_undecided_not_passed() -> None:
     outcome, _ = _run(RefusesLargeN())
     assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
     assert any("images-generations n" in r and "HTTP 400" in r for r in outcome.reasons)
+
+
+DECLARED_STEPS = """
+deviations:
+  - release: "0.30.*"
+    cases: [images-generations/default/num_inference_steps]
+    observed_status: 200
+    observed_defect: default_differs
+    reason: serves 8 steps where the official default is 4
+"""
+
+
+def _declaring(tmp: Path) -> str:
+    """The test contract with the served steps default declared as a deviation of 0.30."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "fake.yaml").write_text((CONTRACTS / "fake.yaml").read_text() + DECLARED_STEPS)
+    return str(tmp)
+
+
+def test_a_declared_served_default_is_the_rows_limitation_not_a_failure(tmp_path: Path) -> None:
+    outcome, _ = _run(FieldFake(defaults={"num_inference_steps": 8}),
+                      contracts_dir=_declaring(tmp_path), release="0.30.0")  # fmt: skip
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert outcome.limitations == ("declared deviation: images-generations/default/"
+                                   "num_inference_steps: serves 8 steps where the official "
+                                   "default is 4",)  # fmt: skip
+    (case,) = [c for c in outcome.cases if c.id.endswith("/default/num_inference_steps")]
+    assert case.deviation and case.outcome is GateOutcome.FAILED
+
+
+def test_a_declaration_of_another_release_does_not_excuse_the_default(tmp_path: Path) -> None:
+    outcome, _ = _run(FieldFake(defaults={"num_inference_steps": 8}),
+                      contracts_dir=_declaring(tmp_path), release="0.31.0")  # fmt: skip
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    assert _named(outcome, "default_differs") and not outcome.limitations
+
+
+def test_a_declared_default_that_is_official_again_fails_as_stale(tmp_path: Path) -> None:
+    outcome, _ = _run(FieldFake(), contracts_dir=_declaring(tmp_path), release="0.30.0")
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    (stale,) = _named(outcome, "stale deviation")
+    assert "num_inference_steps" in stale and "remove the declaration" in stale
