@@ -108,11 +108,15 @@ class CpuTimes:
 
     total: float
     steal: float
+    busy: float = 0.0
+    """Seconds some process or the kernel ran (not idle, not waiting on I/O, not stolen)."""
 
     @classmethod
     def now(cls) -> CpuTimes:
         times = psutil.cpu_times()
-        return cls(total=sum(times), steal=float(getattr(times, "steal", 0.0)))
+        total, steal = sum(times), float(getattr(times, "steal", 0.0))
+        idle = times.idle + float(getattr(times, "iowait", 0.0))
+        return cls(total=total, steal=steal, busy=total - idle - steal)
 
     def steal_fraction_since(self, earlier: CpuTimes) -> float:
         spent = self.total - earlier.total
@@ -138,15 +142,19 @@ class HostSpeed:
     cpu_class: str | None = None
     """The host's CPU class (:mod:`omniqual.loadgen.cpu_class`): the readings stand for the
     server only against a baseline read on the same one."""
+    others_fraction: float | None = None
+    """The share of the host's CPU time that processes other than the server's tree and the
+    measuring process took during the repetitions (None: the server's tree was not readable)."""
 
     @classmethod
-    def of(cls, readings: Sequence[float], steal_fraction: float,
-           cpu_class: str | None = None) -> HostSpeed:  # fmt: skip
+    def of(cls, readings: Sequence[float], steal_fraction: float, cpu_class: str | None = None,
+           others_fraction: float | None = None) -> HostSpeed:  # fmt: skip
         if len(readings) < 2:
             raise ValueError(f"a host speed needs a reading before and after, got {len(readings)}")
         half = len(readings) // 2
         return cls(statistics.median(readings[:half]), statistics.median(readings[half:]),
-                   steal_fraction, readings=tuple(readings), cpu_class=cpu_class)  # fmt: skip
+                   steal_fraction, readings=tuple(readings), cpu_class=cpu_class,
+                   others_fraction=others_fraction)  # fmt: skip
 
     @property
     def probe_s(self) -> float:
@@ -158,7 +166,7 @@ class HostSpeed:
         return {"probe_before_s": self.probe_before_s, "probe_after_s": self.probe_after_s,
                 "probe_s": self.probe_s, "steal_fraction": self.steal_fraction,
                 "workload": self.workload, "readings": list(self.readings),
-                "cpu_class": self.cpu_class}  # fmt: skip
+                "cpu_class": self.cpu_class, "others_fraction": self.others_fraction}  # fmt: skip
 
 
 def unsteady_reason(speed: HostSpeed, tolerance: float, steal_tolerance: float) -> str | None:

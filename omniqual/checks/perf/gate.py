@@ -25,11 +25,10 @@ launches may fall from them (a baseline of fewer than three launches judges noth
 * otherwise more repetitions or launches, and at the ceiling (or where more cannot decide)
   ``invalid: inconclusive`` with the interval.
 
-Never a flake: a noisy host yields ``invalid``. With the server on this host (a CPU row), its
-speed is read around each launch's repetitions (:mod:`omniqual.loadgen.host_speed`); a host off
-the baseline's widens the interval by as much as it may explain, and a host that changed speed,
-saw more steal, or is of another CPU class than the baseline's is ``invalid``
-(:mod:`omniqual.checks.perf.host`). A GPU row records its clocks instead
+Never a flake: a noisy host yields ``invalid``. With the server on this host (a CPU row), a
+host off the baseline's widens the interval by as much as it may explain; one that changed
+speed, saw more steal, was shared with other processes or is of another CPU class than the
+baseline's is ``invalid`` (:mod:`omniqual.checks.perf.host`). A GPU row records its clocks instead
 (:mod:`omniqual.checks.perf.gpu`). Any failed request fails the gate; no baseline for the row's
 hardware, serve config and work is ``invalid`` (launches recorded, so one can be set).
 """
@@ -134,7 +133,7 @@ class PerfCheck:
         probe = (capped_reference_workload(isa_caps(hardware))  # as the server computes
                  if self.host_probe is reference_workload_s else self.host_probe)  # fmt: skip
         host = None if on_gpu else HostReadings(probe, self.cpu_times, self.settle_s,
-                                                self.cpu_class())  # fmt: skip
+                                                self.cpu_class(), ctx.target.pid)  # fmt: skip
         gpus = GpuReadings(self.gpu_reading, hardware) if on_gpu else None
         url = given_url(ctx)
         perf = _Perf(ctx, params, endpoint, template, environment, host, gpus, url is not None)
@@ -247,6 +246,8 @@ class _Perf:
                                         f"{point.startup.elapsed_s:.1f} s")  # fmt: skip
                     return
                 local = point.target.pid is not None and point.target.agent is None
+                if self.host is not None:  # this launch's tree is the server, not a neighbour
+                    self.host.server_pid = point.target.pid
                 await self.measure_launch(point.make_client, local)
 
     async def measure_launch(self, make_client: Callable[[], OmniClient], local: bool) -> None:

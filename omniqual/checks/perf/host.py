@@ -15,7 +15,10 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import psutil
+
 from omniqual.checks.perf.params import PerfParams
+from omniqual.deploy.observer import tree_cpu_seconds
 from omniqual.loadgen.host_speed import (
     CpuTimes,
     HostRatio,
@@ -27,6 +30,14 @@ from omniqual.specs.perf_baseline import PerfBaseline
 
 NOT_PROBED = "host speed not probed"
 OTHER_CPU = "baseline set on another CPU class"
+SHARED = "host shared"
+
+
+def own_cpu_seconds() -> float:
+    """User + system CPU seconds of this process and the children it waited for (the capped
+    reference workload runs in one)."""
+    times = psutil.Process().cpu_times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def tolerance(params: PerfParams, baseline: PerfBaseline | None) -> float:
@@ -47,11 +58,18 @@ class HostReadings:
     cpu_times: Callable[[], CpuTimes]
     settle_s: float
     cpu_class: str | None = None
+    server_pid: int | None = None
+    """The server being measured (its tree's CPU time is its own, not a neighbour's)."""
+    tree_cpu: Callable[[int], float | None] = tree_cpu_seconds
+    own_cpu: Callable[[], float] = lambda: own_cpu_seconds()
     readings: list[float] = field(default_factory=list)
     window: CpuTimes | None = None
     spent: float = 0.0
     stolen: float = 0.0
     windows: int = 0
+    others: float | None = 0.0
+    """CPU seconds neither the server's tree nor this process took (None once unreadable)."""
+    _mine: tuple[float, float] | None = None
 
     async def read(self, into: list[float]) -> None:
         """One reading, once the server's workers are idle, kept in the run's and in ``into``
@@ -59,6 +77,7 @@ class HostReadings:
         must not share the CPU with this process's own event loop work."""
         if self.window is None:
             self.window = self.cpu_times()
+            self._mine = self._ours()
         await asyncio.sleep(self.settle_s)
         value = self.probe()
         self.readings.append(value)
@@ -68,18 +87,30 @@ class HostReadings:
         """The end of one launch's measurement: its CPU time and steal are counted."""
         if self.window is None:
             return
-        now = self.cpu_times()
+        now, mine = self.cpu_times(), self._ours()
+        if self.others is not None and mine is not None and self._mine is not None:
+            ours = (mine[0] - self._mine[0]) + (mine[1] - self._mine[1])
+            self.others += max(0.0, now.busy - self.window.busy - ours)
+        else:
+            self.others = None
         self.spent += now.total - self.window.total
         self.stolen += max(0.0, now.steal - self.window.steal)
         self.windows += 1
         self.window = None
 
+    def _ours(self) -> tuple[float, float] | None:
+        """CPU seconds of the server's tree and of this process (its probes included)."""
+        tree = self.tree_cpu(self.server_pid) if self.server_pid is not None else None
+        return None if tree is None else (tree, self.own_cpu())
+
     def finish(self) -> HostSpeed | None:
         self.close()
         if not self.windows or len(self.readings) < 2:
             return None
+        share = (self.others / self.spent if self.others is not None and self.spent > 0
+                 else None)  # fmt: skip
         return HostSpeed.of(self.readings, self.stolen / self.spent if self.spent > 0 else 0.0,
-                            self.cpu_class)  # fmt: skip
+                            self.cpu_class, share)  # fmt: skip
 
 
 def _comparable(speed_workload: str, baseline: PerfBaseline) -> bool:
@@ -114,11 +145,27 @@ def cpu_class_reason(speed: HostSpeed, baseline: PerfBaseline) -> str | None:
     return f"{OTHER_CPU}: the baseline was set on {theirs}, this host is {mine or 'unknown'}; {fix}"
 
 
+def shared_reason(speed: HostSpeed, allowed: float) -> str | None:
+    """Why the host was shared during the repetitions, or None: other processes of this guest
+    (idle servers of other launches, a user's jobs) took CPU time the server would have had,
+    which neither the reference workload (read between repetitions) nor steal shows. Measured
+    here: an unchanged server ran 21 % slower beside four idle servers while both read as
+    when its baseline was set."""
+    share = speed.others_fraction
+    if share is None or share <= allowed:
+        return None
+    return (f"{SHARED}: processes other than the server and the measurement took {share:.1%} "
+            f"of the host's CPU time during the repetitions (tolerance {allowed:.0%}); measure "
+            "with the host to the server alone")
+
+
 def host_reason(speed: HostSpeed | None, baseline: PerfBaseline | None,
                 params: PerfParams) -> str | None:  # fmt: skip
     """Why the host keeps the baseline from judging this run, or None (it may judge; a host
     steadily slower or faster than the baseline's widens the interval instead)."""
     allowed = tolerance(params, baseline)
+    if speed is not None and (shared := shared_reason(speed, params.shared_tolerance)):
+        return shared
     if baseline is None:
         return unsteady_reason(speed, allowed, params.steal_tolerance) if speed else None
     recorded = baseline.evidence.host_probe_s

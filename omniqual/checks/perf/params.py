@@ -64,6 +64,13 @@ class PerfParams(CheckParams):
         "itself varies by a few percent between readings on a quiet shared host). A host "
         "steadily slower or faster than the baseline's widens the interval instead.",
     )  # fmt: skip
+    shared_tolerance: float = Field(
+        default=0.05, ge=0, lt=1,
+        description="How much of the host's CPU time processes other than the server's tree and "
+        "the measuring process may take during the repetitions before the host counts as "
+        "shared (invalid): on a 2-core guest, idle servers of other launches beside the "
+        "measured one slowed it by a fifth.",
+    )  # fmt: skip
     steal_tolerance: float = Field(
         default=0.02, ge=0, lt=1,
         description="How much more of the CPU time hypervisor steal may take during the "
