@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from omniqual.domain.contract import ModelContract
 from omniqual.domain.evidence import CaseResult
 from omniqual.domain.outcomes import GateOutcome
-from omniqual.domain.provenance import Provenance
+from omniqual.domain.provenance import NOT_VISIBLE, Provenance
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
+from omniqual.domain.rule_inputs import UNKNOWN_VALUES
 from omniqual.specs.contract_policy import BUNDLED, COMMIT
 
 PINS_CASE = "contract/pins"
@@ -69,5 +70,8 @@ def check_pins(
 
 
 def _of(provenance: Provenance | None, name: str) -> str | None:
+    """What the target's provenance says, or None where it says nothing (``unknown``, not
+    visible): an unread pin is not a mismatch."""
     value = getattr(provenance, name, None) if provenance is not None else None
-    return value if isinstance(value, str) and value else None
+    known = isinstance(value, str) and value not in UNKNOWN_VALUES and value != NOT_VISIBLE
+    return value if known else None
