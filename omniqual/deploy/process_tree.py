@@ -4,7 +4,9 @@ Servers run in their own session, so their process group id is their pid; vLLM's
 processes normally stay in that group. Descendants found through psutil are terminated too, in
 case one started its own session. A server recorded by a launcher that has since died is found
 again by (pid, pgid, create time) and stopped process by process (:func:`terminate_recorded`).
-Whether a process still runs and the temp dir its environment names are read here too.
+Whether a process still runs and the temp dir its environment names are read here too. A tree
+is paused (``SIGSTOP``) and resumed (``SIGCONT``) as a whole; a stop resumes it after its
+``SIGTERM``, so a paused tree handles it.
 """
 
 import contextlib
@@ -65,16 +67,38 @@ def _living(procs: Iterable[psutil.Process]) -> list[psutil.Process]:
     return alive
 
 
+def pause_tree(pid: int) -> None:
+    """Stop (``SIGSTOP``) the server ``pid``: its process group at once, then stray
+    descendants."""
+    _signal_tree(pid, signal.SIGSTOP)
+
+
+def resume_tree(pid: int) -> None:
+    """Continue (``SIGCONT``) what :func:`pause_tree` stopped."""
+    _signal_tree(pid, signal.SIGCONT)
+
+
+def _signal_tree(pid: int, sig: signal.Signals) -> None:
+    members = tree(pid)
+    leads = bool(members) and _pgid_of(members[0]) == pid  # a launched server: its own session
+    if leads:
+        _signal_group(pid, sig)  # the whole group at once, never half of it stopped
+    for proc in members:
+        if not leads or _pgid_of(proc) != pid:
+            _send(proc, sig)
+
+
 def terminate_tree(pid: int, pgid: int, grace_s: float) -> bool:
     """SIGTERM the group (and stray descendants), SIGKILL whatever remains after ``grace_s``.
 
     Returns True when SIGKILL was needed. The caller reaps its own child (Popen.wait).
     """
     members = tree(pid)
-    _signal_group(pgid, signal.SIGTERM)
-    for proc in _living(members):
-        if _pgid_of(proc) != pgid:
-            _send(proc, signal.SIGTERM)
+    for sig in (signal.SIGTERM, signal.SIGCONT):  # a paused tree handles its SIGTERM
+        _signal_group(pgid, sig)
+        for proc in _living(members):
+            if _pgid_of(proc) != pgid:
+                _send(proc, sig)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         if not _living(members) and not _group_has_live_members(pgid):
@@ -157,6 +181,7 @@ def terminate_recorded(pid: int, pgid: int, create_time: float, grace_s: float) 
         return False
     for proc in members:
         _send(proc, signal.SIGTERM)
+        _send(proc, signal.SIGCONT)  # a paused process handles its SIGTERM
     _, alive = psutil.wait_procs(members, timeout=grace_s)
     # Children forked during the grace period belong to the tree too.
     alive = _living([*alive, *recorded_tree(pid, pgid, create_time)])

@@ -35,7 +35,7 @@ from omniqual.engine.run.events import (
     ignore,
 )
 from omniqual.engine.run.gate_runner import GateJob, run_gate
-from omniqual.engine.run.host_share import given_devices, launch_env, off_loop, start_up
+from omniqual.engine.run.host_share import activity, given_devices, launch_env, off_loop, start_up
 from omniqual.engine.run.plan import PlannedGate, done_keys, launch_groups, make_plan
 from omniqual.engine.run.planned import plan_ready
 from omniqual.engine.run.preflight import validate_before_contact
@@ -298,9 +298,17 @@ class _GroupRun:
                     recorder.reused_by(lead.recipe.id)
             # A server the gate crashed is that gate's finding; the next gate gets a fresh
             # launch instead of a column of unreachable errors. A URL is never relaunched.
-            if remaining and launched and not await answers_health(target.info.url):
+            if remaining and launched and not await self._healthy(lead.recipe.id, target):
                 self.observe(TargetLost(lead.recipe.id, item.gate.spec.id, str(item.row)))
                 return
+
+
+    @staticmethod
+    async def _healthy(recipe: str, target: ServedTarget) -> bool:
+        # A shared activity: while another group's gate measures, this server is paused, and
+        # its health is asked once that gate gave the host up (its answer, not a timeout).
+        async with activity("health check", recipe=recipe):
+            return await answers_health(target.info.url)
 
 
 async def _run_item(

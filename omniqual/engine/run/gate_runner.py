@@ -116,9 +116,12 @@ async def run_gate(
     # from its own server start-ups when its kind shares them (see host_share.start_up).
     recipe = target.recipe.id if target.recipe is not None else None
     kind = type(check)
+    # Its target is what it measures: the servers up beside it are paused, never that one.
+    spare = frozenset({target.pid}) if target.pid is not None else frozenset[int]()
     async with host_share.activity(f"{spec.id} on {job.row}", recipe=recipe,
                                    exclusive=measures(kind),
-                                   shares_start_ups=shares_start_ups(kind)) as held:  # fmt: skip
+                                   shares_start_ups=shares_start_ups(kind),
+                                   spare=spare) as held:  # fmt: skip
         observe(GateStarted(spec.id, str(job.row)))
         started = datetime.now(UTC)
         outcome, error = await _checked(check, ctx, params, last)

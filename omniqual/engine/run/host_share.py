@@ -10,7 +10,8 @@ The share is a readers-writer gate over *activities*: a model's preparation, a s
 start-up, a gate. Most activities share the host. A gate whose kind measures time or memory
 takes it whole: it waits until no other group's activity runs, no other group starts one while
 it waits (a waiting measurement goes first), and it keeps the host until it ends. A group's
-server that is up and idle is not an activity.
+server that is up and idle is not an activity, but it is not free either: while a measuring
+gate holds the host, the servers up beside it are paused (:mod:`omniqual.engine.run.idle_servers`).
 
 A launch made inside a gate is part of that gate, with one exception: a measuring gate whose
 kind shares its start-ups (``shares_start_ups``) gives the host up for each of its own server
@@ -22,7 +23,7 @@ so two measuring gates that both start servers cannot wait on each other.
 Each activity notes the other groups' activities it overlapped; a gate's result records them
 (``concurrent_with``, its shared start-ups' included), and a measuring gate also what overlapped
 while it held the host (``concurrent_while_measuring``: empty by construction, recorded so a
-reader can check it) and the servers that were up (idle) beside its own."""
+reader can check it), the servers that were up (idle) beside its own and the ones it paused."""
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -32,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pydantic import JsonValue
+
+from omniqual.engine.run.idle_servers import IdleServers, UpServer
 
 T = TypeVar("T")
 
@@ -46,6 +49,8 @@ class Activity:
     shares_start_ups: bool = False
     """A measuring gate that gives the host up for its own server start-ups (see
     :func:`start_up`); meaningless for a shared activity."""
+    spare: frozenset[int] = frozenset()
+    """Servers (pids) a measuring activity uses and never pauses: its gate's target."""
     overlapped: set[str] = field(default_factory=set)
     """The other groups' activities that ran at any moment of this one (of its shared
     start-ups too)."""
@@ -56,6 +61,8 @@ class Activity:
     """Servers up (idle: nothing else runs) whenever a measuring activity took the host, its own
     aside."""
     start_ups: list[str] = field(default_factory=list)
+    paused: set[str] = field(default_factory=set)
+    """The servers up beside it that it paused while it held the host (a measuring one)."""
     """The start-ups it ran as shared activities (a measuring gate that shares them)."""
     aside_s: float = 0.0
     """Seconds it did not hold the host: its shared start-ups and the waits around them."""
@@ -72,13 +79,12 @@ class Activity:
 class HostShare:
     """The readers-writer gate of one run; single-threaded (the event loop's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, idle: IdleServers | None = None) -> None:
+        self.idle = idle or IdleServers()
         self._running: list[Activity] = []
         self._waiting: list[Activity] = []
         """Exclusive activities waiting, first come first."""
         self._changed = asyncio.Event()
-        self.servers: list[tuple[str, str]] = []
-        """(group, label) of every server up now, whichever group launched it."""
         self.preparing = asyncio.Lock()
         """One model preparation at a time: two groups may build the same cached checkpoint."""
 
@@ -109,6 +115,7 @@ class HostShare:
             own = (activity.group, server_label(activity.recipe, ""))
             beside = {label for group, label in self.servers if (group, label) != own}
             activity.servers_beside = tuple(sorted(beside | set(activity.servers_beside)))
+            activity.paused.update(self.idle.pause_beside(activity, activity.spare))
         for other in self._running:
             if other.group != activity.group:
                 for one, two in ((other, activity), (activity, other)):
@@ -116,10 +123,17 @@ class HostShare:
                     one.held_beside.add(two.describe())
         self._running.append(activity)
 
+    @property
+    def servers(self) -> list[tuple[str, str]]:
+        """(group, label) of every server up now, whichever group launched it."""
+        return self.idle.labels()
+
     def _release(self, activity: Activity) -> None:
         # Not running: a gate whose shared start-up was cancelled never took the host again.
         if activity in self._running:
             self._running.remove(activity)
+            if activity.exclusive:  # the others may run again: their servers too
+                self.idle.resume_for(activity)
             self._notify()
 
     @asynccontextmanager
@@ -220,19 +234,20 @@ def server_label(recipe: str, role: str) -> str:
 
 
 @contextmanager
-def server_up(recipe: str, role: str) -> Iterator[None]:
-    """A server of this group is up for the block, busy or idle: a gate of any group that
-    measures meanwhile records it beside itself."""
+def server_up(recipe: str, role: str, pid: int | None = None) -> Iterator[None]:
+    """A server of this group (process ``pid`` of this host, if it is one) is up for the block,
+    busy or idle: a gate of any group that measures meanwhile records it beside itself and
+    pauses it, unless it is that gate's own."""
     slot = _slot.get()
     if slot is None:
         yield
         return
-    entry = (slot.group, server_label(recipe, role))
-    slot.share.servers.append(entry)
+    entry = UpServer(slot.group, server_label(recipe, role), pid, _held.get())
+    slot.share.idle.add(entry)
     try:
         yield
     finally:
-        slot.share.servers.remove(entry)
+        slot.share.idle.remove(entry)
 
 
 def launch_env() -> dict[str, str]:
@@ -249,16 +264,17 @@ def launch_env() -> dict[str, str]:
 @asynccontextmanager
 async def activity(
     label: str, *, recipe: str | None = None, exclusive: bool = False,
-    shares_start_ups: bool = False,
+    shares_start_ups: bool = False, spare: frozenset[int] = frozenset(),
 ) -> AsyncIterator[Activity | None]:  # fmt: skip
     """Hold the host for the block as an activity of this group (None outside a group, or
     inside another activity, which the block is part of). ``shares_start_ups``: an exclusive
-    gate whose own server start-ups run shared (see :func:`start_up`)."""
+    gate whose own server start-ups run shared (see :func:`start_up`); ``spare``: the servers
+    (pids) an exclusive one uses, never paused while it holds the host."""
     slot = _slot.get()
     if slot is None or _held.get() is not None:
         yield None
         return
-    held = Activity(slot.group, recipe or slot.group, label, exclusive, shares_start_ups)
+    held = Activity(slot.group, recipe or slot.group, label, exclusive, shares_start_ups, spare)
     async with slot.share.hold(held):
         token = _held.set(held)
         try:
@@ -303,6 +319,7 @@ def evidence(held: Activity | None) -> dict[str, JsonValue]:
     if held.exclusive:
         found["concurrent_while_measuring"] = [*sorted(held.held_beside)]
         found["servers_up_beside"] = [*held.servers_beside]
+        found["servers_paused_while_measuring"] = [*sorted(held.paused)]
         if held.shares_start_ups:
             found["shared_start_ups"] = [*held.start_ups]
             found["stepped_aside_s"] = round(held.aside_s, 3)

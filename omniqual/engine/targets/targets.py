@@ -261,7 +261,7 @@ async def served(
             temp_dirs=(temp_dir,), label=f"{recipe.id} @ {target.url}",
         )  # fmt: skip
         configs = store_deploy_configs(writer, target.command)
-        with host_share.server_up(recipe.id, role):
+        with host_share.server_up(recipe.id, role, target.pid):
             yield ServedTarget(info, launched_provenance(prepared, target.command),
                                configs=configs, startup_s=target.time_to_ready_s)  # fmt: skip
     finally:
