@@ -61,9 +61,9 @@ class Activity:
     """Servers up (idle: nothing else runs) whenever a measuring activity took the host, its own
     aside."""
     start_ups: list[str] = field(default_factory=list)
+    """The start-ups it ran as shared activities (a measuring gate that shares them)."""
     paused: set[str] = field(default_factory=set)
     """The servers up beside it that it paused while it held the host (a measuring one)."""
-    """The start-ups it ran as shared activities (a measuring gate that shares them)."""
     aside_s: float = 0.0
     """Seconds it did not hold the host: its shared start-ups and the waits around them."""
     # The share's bookkeeping while a gate is away for its start-ups: how many are under way,

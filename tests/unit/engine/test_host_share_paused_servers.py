@@ -4,6 +4,7 @@ one of them is stopped. Ordered by events, never by the clock; the signals are r
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
 from typing import Any
 
 from omniqual.engine.run import host_share
@@ -33,6 +34,15 @@ async def _in(slot: Slot, body: Callable[[], Awaitable[None]]) -> None:
         await body()
 
 
+async def _wan_serves(pids: dict[str, int], up: asyncio.Event, done: asyncio.Event) -> None:
+    """The other group: its servers (role: pid) up and idle until ``done``."""
+    with ExitStack() as stack:
+        for role, pid in pids.items():
+            stack.enter_context(host_share.server_up("wan", role, pid=pid))
+        up.set()
+        await done.wait()
+
+
 def test_a_measuring_gate_pauses_other_groups_idle_servers_and_resumes_them() -> None:
     signals = Signals()
     seen: dict[str, Any] = {}
@@ -42,10 +52,7 @@ def test_a_measuring_gate_pauses_other_groups_idle_servers_and_resumes_them() ->
         b_up, a_done = asyncio.Event(), asyncio.Event()
 
         async def b_serves() -> None:
-            with host_share.server_up("wan", "", pid=200), \
-                    host_share.server_up("wan", "reference", pid=201):  # fmt: skip
-                b_up.set()
-                await a_done.wait()
+            await _wan_serves({"": 200, "reference": 201}, b_up, a_done)
 
         async def a_measures() -> None:
             await b_up.wait()
@@ -106,9 +113,7 @@ def test_servers_resume_while_the_gate_is_away_for_its_own_start_up_and_its_own_
         b_up, a_done = asyncio.Event(), asyncio.Event()
 
         async def b_serves() -> None:
-            with host_share.server_up("wan", "", pid=200):
-                b_up.set()
-                await a_done.wait()
+            await _wan_serves({"": 200}, b_up, a_done)
 
         async def a_perf() -> None:
             await b_up.wait()
