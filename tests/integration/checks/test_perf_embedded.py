@@ -5,8 +5,9 @@ The gate launches the recipe the baseline was set on itself, as the engine lets 
 for fresh launches: ``launches`` of them, each stopped before the next), and the run's
 provenance is measured as the engine measures it (checkpoint manifest hash, serve config hash),
 so the baseline judges it; the gate never says ``no baseline``. The unchanged server passes; the
-same gate with a 30 % slowdown injected client-side (each generation request held back by 0.3
-of the baseline's mean latency before it is sent) fails.
+same gate fails on servers made 30 % slower: each launch behind a proxy that holds every answer
+back by 0.3 times the time the server took for it (:mod:`tests.integration.embedded.slowing_proxy`),
+the server's own process tree still the one the gate reads.
 
 Baselines are per CPU class (a server ran twice as fast on an AMX guest as on the AMD guest that
 set the first one, while the reference workload read 10 % slower): on a host of a class no
@@ -21,11 +22,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pytest
 
 from omniqual.checks.base import CheckContext, CheckOutcome, PointLaunch, TargetInfo
@@ -45,6 +45,7 @@ from omniqual.specs.recipes import load_recipes
 from omniqual.specs.source import load_yaml
 from tests.fakes.memory_sink import MemorySink
 from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
+from tests.integration.embedded.slowing_proxy import slowing_proxy
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = EMBEDDED_MARKS
@@ -62,28 +63,12 @@ def committed_baseline() -> PerfBaseline:
     return (mine or committed_baselines())[0]
 
 
-class _Slower(httpx.AsyncBaseTransport):
-    """Holds every POST back by ``delay_s`` before sending it (a client-side slowdown)."""
-
-    def __init__(self, delay_s: float) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.delay_s = delay_s
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "POST":
-            await asyncio.sleep(self.delay_s)
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
 class _Launcher:
     """Fresh launches of a recipe on this host, each stopped when its block ends (the engine's
     ``serve_point`` without the run writer)."""
 
-    def __init__(self, model: str | None, directory: Path, tmp: Path, delay_s: float) -> None:
-        self.model, self.directory, self.tmp, self.delay_s = model, directory, tmp, delay_s
+    def __init__(self, model: str | None, directory: Path, tmp: Path, slower_by: float) -> None:
+        self.model, self.directory, self.tmp, self.slower_by = model, directory, tmp, slower_by
         self.launched: list[str] = []
 
     @asynccontextmanager
@@ -112,13 +97,12 @@ class _Launcher:
                 exit_code=None, elapsed_s=target.time_to_ready_s, log_path=target.log_path,
                 log_tail=(), command=target.command, expected_error_matched=None,
             )  # fmt: skip
-            url, delay = target.url, self.delay_s
-
-            def client() -> OmniClient:
-                return OmniClient(url, transport=_Slower(delay) if delay else None)
-
-            info = TargetInfo(url=url, recipe=recipe, pid=target.pid, label=recipe.id)
-            yield PointLaunch(startup, info, None, make_client=client)
+            async with AsyncExitStack() as stack:
+                url = target.url
+                if self.slower_by:  # the server's answers held back, its process still read
+                    url = await stack.enter_async_context(slowing_proxy(url, self.slower_by))
+                info = TargetInfo(url=url, recipe=recipe, pid=target.pid, label=recipe.id)
+                yield PointLaunch(startup, info, None, make_client=lambda: OmniClient(url))
         finally:
             await asyncio.to_thread(stop, target)
 
@@ -137,12 +121,12 @@ Prepared = tuple[LaunchRecipe, str | None, Path, Provenance]
 Ran = tuple[GateOutcome, dict[str, object], tuple[str, ...], int]
 
 
-def gate_outcome(prepared: Prepared, tmp: Path, delay_s: float = 0.0,
+def gate_outcome(prepared: Prepared, tmp: Path, slower_by: float = 0.0,
                  baselines: Path = BASELINES) -> tuple[CheckOutcome, int]:  # fmt: skip
     """The perf gate's outcome and how many launches it made."""
     recipe, model, directory, provenance = prepared
     spec = GateSpec.model_validate(load_yaml(ROOT / "gates" / "perf.yaml").data)
-    launcher = _Launcher(model, directory, tmp, delay_s)
+    launcher = _Launcher(model, directory, tmp, slower_by)
     ctx = CheckContext(
         gate=spec, row=RowKey.parse(committed_baseline().row),
         target=TargetInfo(url=None, recipe=recipe, label=recipe.id), artifacts=MemorySink(),
@@ -153,10 +137,10 @@ def gate_outcome(prepared: Prepared, tmp: Path, delay_s: float = 0.0,
     return asyncio.run(PerfCheck().run(ctx, params)), len(launcher.launched)
 
 
-def run_gate(prepared: Prepared, tmp: Path, delay_s: float = 0.0,
+def run_gate(prepared: Prepared, tmp: Path, slower_by: float = 0.0,
              baselines: Path = BASELINES) -> Ran:  # fmt: skip
     """The perf gate's verdict, its judgement, its reasons and how many launches it made."""
-    outcome, launches = gate_outcome(prepared, tmp, delay_s, baselines)
+    outcome, launches = gate_outcome(prepared, tmp, slower_by, baselines)
     perf = outcome.effective["perf"]
     assert isinstance(perf, dict)
     return outcome.outcome, dict(perf), outcome.reasons, launches
@@ -200,7 +184,7 @@ def test_perf_gate_on_sd3_tiny_against_the_committed_baseline(
     assert launches >= params.launches  # fresh launches, judged on the mean of their means
     assert outcome is GateOutcome.PASSED, reasons
     slowed, perf_slow, reasons_slow, _ = run_gate(prepared, tmp_path / "slowed",
-                                                  delay_s=0.3 * baseline.evidence.mean,
+                                                  slower_by=0.3,
                                                   baselines=baselines)  # fmt: skip
     record_property("perf_slowed_30pct", f"{slowed.value} {perf_slow['comparison']}")
     record_property("perf_slowed_reasons", "; ".join(reasons_slow))
