@@ -1,7 +1,8 @@
 """``omniqual perf``: owned perf baselines and vLLM-Omni perf configs.
 
 ``perf baseline update`` writes a row's baseline from recorded perf results (one run directory
-per run of the gate, at least three, each of one or more server launches) and prints the diff
+per run of the gate, at least three, each of one or more server launches; with ``--add``, added
+to the launches the file already holds) and prints the diff
 against the file it replaces with what its launch spread can resolve (exit 0); it refuses
 (exit 2) too few launches, a threshold below the smallest its launch spread can hold (naming
 the one it can), or to replace a baseline of another serve configuration.
@@ -37,6 +38,11 @@ def update_command(
         help="Tolerated relative change, e.g. 0.15 (default: kept, else 0.10); refused below "
         "the smallest the launches' spread can hold.",
     ),
+    add: bool = typer.Option(
+        False, "--add",
+        help="Keep the baseline's own launches and add these runs' to them (runs from another "
+        "day or host of its class: the spread over time later runs are judged against).",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff, write nothing."),
 ) -> None:
     """Set a row's perf baseline from recorded perf results; print the diff for review."""
@@ -47,7 +53,7 @@ def update_command(
     directory = baselines or find_project().root / "gates" / "perf-baselines"
     selector = Selector.parse(row)
     results = [latest_perf_result(run, selector) for run in from_runs]
-    update = plan_update(results, directory, owner, threshold)
+    update = plan_update(results, directory, owner, threshold, keep=add)
     verb = "would write" if dry_run else ("updated" if update.old else "created")
     typer.echo(f"{verb} {update.path}")
     for line in update.diff:

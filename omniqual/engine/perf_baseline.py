@@ -5,7 +5,10 @@ The new baseline takes the results' repetitions of its metric (at least
 time; a run of the perf gate holds one or more server launches, and each launch is kept with
 its mean), their row, hardware, serve identity and workload hash, which must agree; metric and
 direction carry over from the file it replaces, the threshold too unless one is given (the
-defaults for a first baseline).
+defaults for a first baseline). With ``keep``, the file's own launches stay and the new runs'
+are added to them: launches of one session follow one another within minutes on one machine,
+so a baseline that spans days (and the hosts of its class a session lands on) is what a later
+run on any of them should be judged against.
 
 It states what its launch spread can resolve (:func:`omniqual.loadgen.regression.resolution`,
 with the launches per run, repetitions per launch and confidence the latest result's gate used)
@@ -152,10 +155,38 @@ def _read_launch(result: GateResult, metric: str | None) -> _Launch:
                    cpu if isinstance(cpu, str) and _positive(probe_s) else None)  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class _Measured:
+    """One server launch a baseline is set from: read from a result, or kept from the file."""
+
+    run_id: str
+    result_id: str
+    number: int
+    values: tuple[float, ...]
+    probe_s: float | None
+    steal: float | None
+
+
+def _kept(old: PerfBaseline) -> list[_Measured]:
+    """The file's launches with their repetitions (kept in launch order, one flat list)."""
+    values, launches = old.evidence.repetitions, old.evidence.launches
+    if sum(x.repetitions for x in launches) != len(values):
+        raise BaselineRefused(f"its {len(values)} repetitions do not split into its "
+                              f"{len(launches)} launches, so they cannot be kept: set it anew "
+                              "from runs, without --add")  # fmt: skip
+    kept, at = [], 0
+    for x in launches:
+        kept.append(_Measured(x.run_id, x.result_id, x.launch, values[at:at + x.repetitions],
+                              x.host_probe_s, x.host_steal_fraction))  # fmt: skip
+        at += x.repetitions
+    return kept
+
+
 def plan_update(results: Sequence[GateResult], directory: Path, owner: str | None,
-                threshold: float | None = None) -> BaselineUpdate:  # fmt: skip
+                threshold: float | None = None, *, keep: bool = False) -> BaselineUpdate:
     """A baseline from perf results of one row, each its own run of one or more server
-    launches; ``threshold`` replaces the one kept (or the default)."""
+    launches (with ``keep``, added to the launches the file holds); ``threshold`` replaces the
+    one kept (or the default)."""
     if not results:
         raise ValueError("no perf result to set a baseline from")
     latest = max(results, key=lambda r: r.finished_at)
@@ -171,13 +202,21 @@ def plan_update(results: Sequence[GateResult], directory: Path, owner: str | Non
                               + "; ".join(classes) + "): a baseline is set on one class of "
                               "host, from runs on that class")  # fmt: skip
     _same_deployment_and_work(launches, path)
+    if keep and old is None:
+        raise BaselineRefused(f"--add: {path} does not exist yet; set it from runs first")
+    kept = _kept(old) if keep and old is not None else []
+    if keep and old is not None and old.evidence.host_cpu_class != first.cpu_class:
+        theirs = old.evidence.host_cpu_class or "an unrecorded class"
+        raise BaselineRefused(f"--add: {path} was set on {theirs}, these runs on {classes[0]}: "
+                              "a baseline is set on one class of host")  # fmt: skip
     runs = [launch.result.run_id for launch in launches]
-    if len(set(runs)) != len(runs):
-        raise BaselineRefused("two results come from the same run: each launch of the server "
-                              "counts once (give one run directory per launch)")  # fmt: skip
+    if len(set(runs)) != len(runs) or set(runs) & {m.run_id for m in kept}:
+        raise BaselineRefused("two results come from the same run (or a run the baseline "
+                              "already holds): each launch of the server counts once (give one "
+                              "run directory per launch)")  # fmt: skip
     # Runs, not only launches: launches of one run follow one another within minutes, and
     # launches spread over time are what a later run is judged against.
-    if len(launches) < MIN_LAUNCHES:
+    if len(launches) + len({m.run_id for m in kept}) < MIN_LAUNCHES:
         raise BaselineRefused(f"{len(launches)} run(s) given; a baseline needs at least "
                               f"{MIN_LAUNCHES} server launches from as many runs (one `--from` "
                               "per run, spread over time) to know how far launches of one "
@@ -191,15 +230,18 @@ def plan_update(results: Sequence[GateResult], directory: Path, owner: str | Non
         if old.row != latest.row or old.hardware != first.hardware:
             raise BaselineRefused(f"{path} is for row {old.row} on {old.hardware}")
     ordered = sorted(launches, key=lambda x: x.result.finished_at)
-    each = [(run, n + 1, values, probe) for run in ordered
-            for n, (values, probe) in enumerate(run.split())]  # fmt: skip
-    values = [v for _, _, launch_values, _ in each for v in launch_values]
-    probes = [probe for _, _, _, probe in each]
-    steals = [launch.steal for launch in launches]
-    probed = None not in probes and len({launch.probe_workload for launch in launches}) == 1
-    means = [statistics.fmean(launch_values) for _, _, launch_values, _ in each]
+    each = kept + [_Measured(run.result.run_id, run.result.result_id, n + 1, values, probe,
+                             run.steal)
+                   for run in ordered for n, (values, probe) in enumerate(run.split())]  # fmt: skip
+    values = [v for m in each for v in m.values]
+    probes = [m.probe_s for m in each]
+    steals = [m.steal for m in each]
+    workloads = {launch.probe_workload for launch in launches} | (
+        {old.evidence.host_probe_workload} if kept and old is not None else set())  # fmt: skip
+    probed = None not in probes and len(workloads) == 1
+    means = [statistics.fmean(m.values) for m in each]
     newest = next(launch for launch in launches if launch.result is latest)
-    stated = _resolution(newest, [v for _, _, v, _ in each], means)
+    stated = _resolution(newest, [m.values for m in each], means)
     held = threshold if threshold is not None else old.threshold if old else DEFAULT_THRESHOLD
     if held < stated.min_threshold:
         floor = math.ceil(stated.min_threshold * 100) / 100
@@ -225,10 +267,9 @@ def plan_update(results: Sequence[GateResult], directory: Path, owner: str | Non
             host_steal_fraction=(statistics.median(s for s in steals if s is not None)
                                  if probed and None not in steals else None),
             launches=tuple(BaselineLaunch(
-                run_id=run.result.run_id, result_id=run.result.result_id, launch=number,
-                mean=statistics.fmean(launch_values), repetitions=len(launch_values),
-                host_probe_s=probe, host_steal_fraction=run.steal)
-                for run, number, launch_values, probe in each),
+                run_id=m.run_id, result_id=m.result_id, launch=m.number,
+                mean=statistics.fmean(m.values), repetitions=len(m.values),
+                host_probe_s=m.probe_s, host_steal_fraction=m.steal) for m in each),
         ),
         resolution=stated.model_copy(update={"detects": held + stated.min_threshold}),
     )  # fmt: skip
