@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from omniqual.domain.result import GateResult
 from omniqual.engine.perf_baseline import BaselineRefused, plan_update
 from omniqual.specs.perf_baseline import load_baseline
-from omniqual.domain.result import GateResult
 from tests.unit.engine.test_perf_baseline_update import LAUNCHES, _probed, launches
 
 INTEL = "GenuineIntel x86_64 avx2"
