@@ -4,8 +4,11 @@ whether one window's measurement is sharp enough to hold it to that.
 Every bound is scaled to what the calibration measured, never to a fixed slack:
 
 - a step-execution cut may compute ``max_steps_after_cut`` steps of the measured step time (the
-  step in flight plus one for the abort to land), plus the measured noise: the solo runs'
-  relative spread on those steps and the CPU the idle rate's spread can fake over the window;
+  step in flight plus one for the abort to land) and the request's work that is no denoise
+  step (set-up, prompt encoding, decoding, tear-down: a cut landing in a stage runs it out, and
+  an aborted request is still torn down; the calibration's runs at several step counts tell it
+  from the steps, ``DenoiseSplit``), plus the measured noise: the solo runs' relative spread
+  on that work and the CPU the idle rate's spread can fake over the window;
 - a queued cut may show at most ``max_queued_work_x_service`` of a solo run (anything above is
   work that ran). The window must tell "did not run" from "ran": its noise when nothing ran (the
   CPU the idle rate's spread can fake over the window, plus the solo runs' relative spread on a
@@ -123,21 +126,23 @@ def judge_cut(
                 "told from noise"))  # fmt: skip
         return CutVerdict(ran_on, bound, noise, invalid=_unproven(window, base, gauges_prove_stop))
     step_s = base.step_s if base.step_s is not None else 0.1 * base.solo_s
-    steps_s = max_steps_after_cut * step_s
+    outside = base.outside_loop_s
+    steps_s = max_steps_after_cut * step_s + outside
     noise = spread * steps_s + cpu_noise
     allowed = steps_s + noise
+    stages = f" + {outside:.4f} s of the request's work outside its steps" if outside else ""
     if finished or (ran_on is not None and ran_on > allowed):
         if boundary is Boundary.STEP:
             return CutVerdict(ran_on, allowed, noise, failure=(
                 f"step execution: the cut request kept computing ({seen}); its abort boundary is "
-                f"the next step: at most {max_steps_after_cut:g} step(s) of {step_s:.4f} s "
-                f"+ {noise:.4f} s measured noise = {allowed:.3f} s"))  # fmt: skip
+                f"the next step: at most {max_steps_after_cut:g} step(s) of {step_s:.4f} s"
+                f"{stages} + {noise:.4f} s measured noise = {allowed:.3f} s"))  # fmt: skip
         return CutVerdict(ran_on, allowed, noise, limitation=(
             f"request-level execution: cut work ran on after the cut ({seen}); in-denoise "
             "preemption is unavailable by design, the request is the abort boundary"))  # fmt: skip
     if allowed >= left_s:
         return CutVerdict(ran_on, allowed, noise, invalid=(
-            f"the bound ({allowed:.3f} s: {max_steps_after_cut:g} step(s) of {step_s:.4f} s + "
-            f"{noise:.4f} s measured noise) is not below the {left_s:.3f} s the cut request had "
-            "left: a cut it ignored could not be told from one it obeyed"))  # fmt: skip
+            f"the bound ({allowed:.3f} s: {max_steps_after_cut:g} step(s) of {step_s:.4f} s"
+            f"{stages} + {noise:.4f} s measured noise) is not below the {left_s:.3f} s the cut "
+            "request had left: a cut it ignored could not be told from one it obeyed"))  # fmt: skip
     return CutVerdict(ran_on, allowed, noise, invalid=_unproven(window, base, gauges_prove_stop))

@@ -27,7 +27,13 @@ from omniqual.checks.abort.cleanup_record import abort_cleanup
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.abort.peer_runs import next_request
 from omniqual.checks.abort.plan import run_cases
-from omniqual.checks.abort.work import WorkBaseline, WorkMeter, boundary_of, clock_tick_s
+from omniqual.checks.abort.work import (
+    DenoiseSplit,
+    WorkBaseline,
+    WorkMeter,
+    boundary_of,
+    clock_tick_s,
+)
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
 from omniqual.checks.load_binding import PATH_OF, endpoint_for, wire_call
 from omniqual.checks.observed import Observed, observed
@@ -157,7 +163,8 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     steps = steps if isinstance(steps, int) else None
     spread = summary.get("solo_spread_s")
     driver.work_base = await _work_baseline(driver, params, steps,
-                                            spread if isinstance(spread, float) else None)
+                                            spread if isinstance(spread, float) else None,
+                                            _timed_steps(summary.get("calibration")))  # fmt: skip
     signals = driver.meter.signals()
     if not signals:
         invalid.append("whether cut work kept running could not be measured: /metrics has no "
@@ -261,8 +268,19 @@ async def _scheduler_left(meter: WorkMeter, wait_s: float, poll_s: float) -> flo
         await asyncio.sleep(poll_s)
 
 
+def _timed_steps(rounds: object) -> list[tuple[int, float]]:
+    """The calibration rounds' (steps, median solo seconds)."""
+    found = []
+    for r in rounds if isinstance(rounds, list) else ():
+        steps, solo = r.get("steps"), r.get("solo_s")
+        if isinstance(steps, int) and isinstance(solo, float):
+            found.append((steps, solo))
+    return found
+
+
 async def _work_baseline(driver: AbortDriver, params: AbortParams, steps: int | None,
-                         solo_spread_s: float | None) -> WorkBaseline:  # fmt: skip
+                         solo_spread_s: float | None,
+                         timed_steps: list[tuple[int, float]]) -> WorkBaseline:  # fmt: skip
     """The server's CPU rate idle (polled as the cuts will be, in ``calibration_repeats``
     contiguous parts of the idle window, whose spread is the idle CPU noise) and serving one
     request alone, with what its CPU time can resolve (a clock tick per process of its tree)."""
@@ -290,4 +308,4 @@ async def _work_baseline(driver: AbortDriver, params: AbortParams, steps: int | 
                         solo_spread_s=solo_spread_s,
                         processes=(processes or 1) if cpu else None,
                         clock_tick_s=clock_tick_s() if cpu else None, idle_s=idle_s,
-                        idle_part_s=part_s)  # fmt: skip
+                        idle_part_s=part_s, split=DenoiseSplit.fit(timed_steps))  # fmt: skip

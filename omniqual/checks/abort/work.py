@@ -21,8 +21,9 @@ the row. A queued request, in any mode, must never run after its cancel.
 
 import asyncio
 import os
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -98,6 +99,31 @@ class WorkWindow:
 
 
 @dataclass(frozen=True, slots=True)
+class DenoiseSplit:
+    """A request's time as ``fixed_s + steps * step_s``: fitted by least squares over solo runs
+    timed at different step counts."""
+
+    step_s: float
+    fixed_s: float
+
+    @classmethod
+    def fit(cls, timed: Sequence[tuple[int, float]]) -> "DenoiseSplit | None":
+        """None unless at least two step counts were timed and more steps took longer. The
+        fixed part is kept within [0, the shortest run]: a negative intercept is noise."""
+        counts = {steps for steps, _ in timed}
+        if len(counts) < 2:
+            return None
+        mean_n = statistics.fmean(n for n, _ in timed)
+        mean_t = statistics.fmean(t for _, t in timed)
+        var = sum((n - mean_n) ** 2 for n, _ in timed)
+        slope = sum((n - mean_n) * (t - mean_t) for n, t in timed) / var
+        if slope <= 0:
+            return None
+        shortest = min(t for _, t in timed)
+        return cls(slope, min(max(0.0, mean_t - slope * mean_n), shortest))
+
+
+@dataclass(frozen=True, slots=True)
 class WorkBaseline:
     idle_cpu_rate: float | None  # CPU s per s while idle, with the same /metrics polling
     busy_cpu_rate: float | None  # CPU s per s while serving one request alone
@@ -115,10 +141,21 @@ class WorkBaseline:
     """The idle time the idle rate was taken over, from one reading to another."""
     idle_part_s: float | None = None
     """The shortest of the idle parts whose rates spread by ``idle_rate_spread``."""
+    split: DenoiseSplit | None = None
+    """The solo run's time per denoise step and besides its steps, fitted over the calibration's
+    step counts (None: fewer than two counts timed, so every second counts as steps)."""
 
     @property
     def step_s(self) -> float | None:
+        if self.split is not None:
+            return self.split.step_s
         return self.solo_s / self.steps if self.steps else None
+
+    @property
+    def outside_loop_s(self) -> float:
+        """A request's work that is no denoise step (set-up, prompt encoding, decoding,
+        tear-down), which no step boundary can cut short."""
+        return self.split.fixed_s if self.split is not None else 0.0
 
     @property
     def cpu_resolution_s(self) -> float | None:

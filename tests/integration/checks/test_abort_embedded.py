@@ -92,18 +92,17 @@ def test_abort_gate_on_embedded(
             peer = next(c for c in outcome.cases if c.id == "disconnect-queued")
             assert "peer A (seed 7100): its solo output (exact rule)" in peer.observed_status
     else:
-        assert outcome.outcome in (GateOutcome.PASSED, GateOutcome.FAILED, GateOutcome.INVALID)
+        # The bundled step row stops every cut at the next step: the gate passes. Its cuts are
+        # held to two steps plus the request's work that is no denoise step (set-up, prompt
+        # encoding, decoding, tear-down), told apart by the calibration's runs at several step
+        # counts: ~0.008 s a step and ~0.065 s besides on a 2-core host. While every second of
+        # a solo run counted as steps, an early cut measured 0.066 s of work against 0.065 s
+        # allowed (1 of 6 runs failed); the row's steps were never in question.
+        assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+        split = work["baseline"]["split"]
+        assert split is not None and 0 < split["step_s"] < split["fixed_s"], split
     assert len(outcome.cases) >= 6
     assert summary["resource_source"] == "process-tree"
     assert "process-tree CPU time" in work["signals"]
     assert any("num_requests_running" in signal for signal in work["signals"])
     assert len(work["cuts"]) >= 5  # every cut that happened was measured
-    if execution == "step/1":
-        # The step boundary is held to the measured step time and noise. On this 2-core host the
-        # late cut's work after the cut has measured both under it (passed) and over it (0.102 s
-        # against 2 x 0.020 s + 0.028 s noise): the verdict is not yet stable, so what is pinned
-        # is that any such failure states the measured bound it missed.
-        for reason in outcome.reasons:
-            if "step execution: the cut request kept computing" in reason:
-                assert "its abort boundary is the next step: at most 2 step(s) of" in reason
-                assert "measured noise" in reason
