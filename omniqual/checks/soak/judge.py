@@ -160,7 +160,7 @@ def _slo(evidence: PhaseEvidence, summary: RunSummary, failures: int, validity: 
     behind = client_limited(evidence, summary, validity)
     threshold = validity.below_capacity_busy_fraction
     over_capacity = beyond_capacity(evidence, summary, occupied, threshold)
-    below = below_capacity(occupied, threshold) if near_estimate_short(evidence, summary) else None
+    below = below_capacity(occupied, threshold) if near_estimate(evidence) else None
     if behind is not None:
         found.invalid.append(
             f"{what}; client-limited: the schedule had already fallen behind "
@@ -190,19 +190,19 @@ def _seconds(value: float | None) -> str:
     return "?" if value is None or math.isinf(value) else f"{value:.3f} s"
 
 
-KEPT_UP = 0.95
-"""Completions at this share of the offered rate or more: the server kept up with the phase."""
-
-
-def near_estimate_short(evidence: PhaseEvidence, summary: RunSummary) -> bool:
+def near_estimate(evidence: PhaseEvidence) -> bool:
     """Whether the phase's rate lies within the saturation estimate's stated precision of it
-    (``factor`` >= 1 - precision) and the server did not keep up (completions below
-    :data:`KEPT_UP` of the offered rate): then the phase may have run above a capacity the
-    estimate missed, unless the server's busy fraction shows it ran below capacity."""
+    (``factor`` >= 1 - precision): then the phase may have run at or above a capacity the
+    estimate missed, unless the server's busy fraction shows it ran below capacity.
+
+    Whether completions kept up with the offered rate does not tell: at a utilisation just
+    under 1 a queue keeps up with its arrivals while its latency grows without bound. On a
+    2-core host the bundled SD3 server's near phase (0.85x of a ~12.4/s estimate known to
+    ±30 %) passed its p90 bound in runs that kept it busy 83 % of the phase, and in one run of
+    the same build missed it (0.601 s against 0.559 s) with completions keeping up, which was
+    judged `failed`: a healthy server, failed for the estimate's error."""
     precision = evidence.saturation_precision
-    if precision is None or evidence.spec.factor < 1.0 - precision:
-        return False
-    return summary.rates.completion_ratio < KEPT_UP
+    return precision is not None and evidence.spec.factor >= 1.0 - precision
 
 
 def below_capacity(occupied: Occupancy, threshold: float) -> str | None:
@@ -227,23 +227,23 @@ def below_capacity(occupied: Occupancy, threshold: float) -> str | None:
 def beyond_capacity(evidence: PhaseEvidence, summary: RunSummary, occupied: Occupancy,
                     threshold: float) -> str | None:  # fmt: skip
     """Why an SLO miss in this phase may be the saturation estimate's error, not the server's:
-    the phase ran near the estimate, the server did not keep up (:func:`near_estimate_short`)
-    and its busy fraction does not show it ran below capacity (above ``threshold``, or not
-    measured), so the phase may have run above the capacity the estimate missed. A phase far
-    below the estimate, one the server kept up with, or one in which the server sat idle
-    misses on the server's account."""
-    if not near_estimate_short(evidence, summary) or (
+    the phase ran near the estimate (:func:`near_estimate`) and its busy fraction does not show
+    it ran below capacity (above ``threshold``, or not measured), so the phase may have run at
+    or above the capacity the estimate missed. A phase far below the estimate, or one in which
+    the server sat idle, misses on the server's account."""
+    if not near_estimate(evidence) or (
             below_capacity(occupied, threshold) is not None):  # fmt: skip
         return None
     precision = evidence.saturation_precision
-    assert precision is not None  # near_estimate_short holds only for an estimated rate
+    assert precision is not None  # near_estimate holds only for an estimated rate
     busy = occupied.busy_fraction
     shown = ("" if busy is None else f" while the server was busy {busy:.0%} of the phase "
              f"(saturated: above {threshold:.0%})")  # fmt: skip
     return (f"the phase ran at {evidence.spec.factor:g}x a saturation rate known only to "
             f"±{precision:.0%}, and completions kept {summary.rates.completion_ratio:.0%} of the "
-            f"offered rate{shown}: it may have run above the server's capacity, so the miss is "
-            "not a latency verdict")  # fmt: skip
+            f"offered rate{shown}: it may have run at or above the server's capacity (near it, a "
+            "queue keeps up with arrivals while its latency grows), so the miss is not a latency "
+            "verdict")  # fmt: skip
 
 
 STEAL_TOLERANCE = 0.02
