@@ -37,6 +37,7 @@ URL_GATES = ("api-contract", "abort", "soak")
 class Drafted:
     root: Path
     url: str
+    pid: int
     init: subprocess.CompletedProcess[str]
     todo_check: subprocess.CompletedProcess[str]
     filled_check: subprocess.CompletedProcess[str]
@@ -153,7 +154,8 @@ def drafted(
         probe = omniqual(root, "model", "init", NAME, "--target", target.url, "--probe")
         take_proposals(root, probe.stdout)
         final_check = omniqual(root, "matrix", "validate", f"matrices/{NAME}.yaml")
-        yield Drafted(root, target.url, init, todo_check, filled_check, probe, final_check)
+        yield Drafted(root, target.url, target.pid, init, todo_check, filled_check, probe,
+                      final_check)  # fmt: skip
 
 
 # Runs first, so it is charged the module's launch and five CLI calls (init and probe send
@@ -221,28 +223,31 @@ def test_probe_proposals_are_the_known_0_30_behaviour_of_sd3(drafted: Drafted) -
 @pytest.mark.timeout(2100)
 def test_the_filled_draft_qualifies_to_a_compiled_matrix_and_a_report(drafted: Drafted) -> None:
     root, evidence = drafted.root, drafted.root / ".omniqual" / "runs"
+    # The server runs on this host: abort and soak read its process tree, as a user beside
+    # their own server would give it (without it, their work signals are absent: invalid).
+    on_host = ("--server-pid", str(drafted.pid))
     runs = {g: omniqual(root, "gate", "run", g, "--target", drafted.url, "--matrix",
-                        f"matrices/{NAME}.yaml", "--evidence", str(evidence))
+                        f"matrices/{NAME}.yaml", "--evidence", str(evidence),
+                        *(on_host if g != "api-contract" else ()))
             for g in URL_GATES}  # fmt: skip
     for gate, run in runs.items():
         print(
             f"\n--- gate run {gate}: exit {run.returncode}\n{run.stdout[-1500:]}{run.stderr[-600:]}"
         )
-        assert run.returncode in (0, 1), (gate, run.stderr)  # judged, never a spec/target error
-    assert runs["api-contract"].returncode == 0  # the reviewed deviations reproduce exactly
+        # api-contract: the reviewed deviations reproduce exactly; abort and soak pass on the
+        # bundled SD3 checkpoint as they do on its shipped row (tests/integration/checks).
+        assert run.returncode == 0, (gate, run.stdout[-1500:], run.stderr[-600:])
     compiled_path = root / "out" / f"{NAME}.json"
     compiled = omniqual(root, "matrix", "compile", f"matrices/{NAME}.yaml", "--evidence",
                         str(evidence), "-o", str(compiled_path))  # fmt: skip
     assert compiled.returncode == 0, compiled.stderr
     (row,) = json.loads(compiled_path.read_text())["rows"]
     assert row["axes"]["model"] == NAME and set(row["gate_outcomes"]) == set(URL_GATES)
-    assert row["gate_outcomes"]["api-contract"] == "passed"
-    # On a URL, abort has no server CPU time and soak shares the 2 cores: either may be open.
-    open_gates = [g for g, o in row["gate_outcomes"].items() if o != "passed"]
+    assert row["gate_outcomes"] == dict.fromkeys(URL_GATES, "passed")
     # The drafted row carries the whole Definition of Done: the URL gates alone never qualify
     # it, strict loading and reference parity (not run here) stay open.
     assert row["state"] == "not tested"
-    for gate in (*open_gates, "strict-load", "reference-parity"):
+    for gate in ("strict-load", "reference-parity"):
         assert any(r.startswith(f"{gate}:") for r in row["reasons"]), row["reasons"]
     print(f"\nrow state: {row['state']}; reasons: {row['reasons']}")
     report_path = root / "out" / f"{NAME}.md"
