@@ -75,22 +75,16 @@ def test_abort_gate_on_embedded(
     if execution == "serial/1":
         # The shipped spec on the bundled serial model: every cancel ends its request with one
         # terminal result and cleanup holds, so the gate passes (cut work running on is the
-        # row's declared request-level limitation). Measured passing 6 of 6 times on a 2-core
-        # host, the queued window's noise at most half its bound (0.174 s of 0.347 s) and the
-        # late cut's bound at most half the work it left (0.100 s of 0.208 s). A host busier
-        # than that may still make it honestly invalid, but only for the noise it names; never
-        # failed.
-        honest = ("the cut point was not reached", "told from noise", "told from one it obeyed",
-                  "cannot tell serving from idling", "host too slow")  # fmt: skip
-        if outcome.outcome is GateOutcome.INVALID:
-            assert all(any(h in r for h in honest) for r in outcome.reasons), outcome.reasons
-        else:
-            assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
-            queued = next(cut for cut in work["cuts"] if cut["case"] == "disconnect-queued")
-            assert queued["noise_s"] < queued["allowed_s"]
-            # The peer the queued cut waited behind gave its solo same-seed output, bit for bit.
-            peer = next(c for c in outcome.cases if c.id == "disconnect-queued")
-            assert "peer A (seed 7100): its solo output (exact rule)" in peer.observed_status
+        # row's declared request-level limitation). Measured passing 11 of 11 times on 2-core
+        # hosts (8 in this test, 3 in tours), the queued window's noise at most half its bound
+        # (0.174 s of 0.347 s) and the late cut's bound at most half the work it left (0.100 s
+        # of 0.208 s).
+        assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+        queued = next(cut for cut in work["cuts"] if cut["case"] == "disconnect-queued")
+        assert queued["noise_s"] < queued["allowed_s"]
+        # The peer the queued cut waited behind gave its solo same-seed output, bit for bit.
+        peer = next(c for c in outcome.cases if c.id == "disconnect-queued")
+        assert "peer A (seed 7100): its solo output (exact rule)" in peer.observed_status
     else:
         # The bundled step row stops every cut at the next step: the gate passes. Its cuts are
         # held to two steps plus the request's work that is no denoise step (set-up, prompt
