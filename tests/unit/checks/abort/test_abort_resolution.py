@@ -125,7 +125,10 @@ def test_the_baseline_records_the_trees_processes_and_the_clock_tick() -> None:
     driver = SimpleNamespace(meter=WorkMeter(_NoMetrics(), tree, 0.02),  # type: ignore[arg-type]
                              solo_s=0.5, complete_one=complete_one)  # fmt: skip
     params = AbortParams(idle_window_s=0.2, calibration_repeats=2, work_poll_s=0.02)
-    base = asyncio.run(_work_baseline(driver, params, 16, 0.05))  # type: ignore[arg-type]
+    timed = [(8, 0.3), (16, 0.5)]  # the calibration's rounds: 25 ms a step, 0.1 s besides
+    base = asyncio.run(_work_baseline(driver, params, 16, 0.05, timed))  # type: ignore[arg-type]
+    assert base.split is not None and base.step_s == pytest.approx(0.025)
+    assert base.outside_loop_s == pytest.approx(0.1)
     assert base.processes == 5
     assert base.clock_tick_s == pytest.approx(1.0 / os.sysconf("SC_CLK_TCK"))
     assert base.cpu_resolution_s == pytest.approx(5 * base.clock_tick_s)
