@@ -167,11 +167,11 @@ class _Measured:
     steal: float | None
 
 
-def _kept(old: PerfBaseline) -> list[_Measured]:
+def _kept(old: PerfBaseline, path: Path) -> list[_Measured]:
     """The file's launches with their repetitions (kept in launch order, one flat list)."""
     values, launches = old.evidence.repetitions, old.evidence.launches
     if sum(x.repetitions for x in launches) != len(values):
-        raise BaselineRefused(f"its {len(values)} repetitions do not split into its "
+        raise BaselineRefused(f"--add: {path}'s {len(values)} repetitions do not split into its "
                               f"{len(launches)} launches, so they cannot be kept: set it anew "
                               "from runs, without --add")  # fmt: skip
     kept, at = [], 0
@@ -204,7 +204,7 @@ def plan_update(results: Sequence[GateResult], directory: Path, owner: str | Non
     _same_deployment_and_work(launches, path)
     if keep and old is None:
         raise BaselineRefused(f"--add: {path} does not exist yet; set it from runs first")
-    kept = _kept(old) if keep and old is not None else []
+    kept = _kept(old, path) if keep and old is not None else []
     if keep and old is not None and old.evidence.host_cpu_class != first.cpu_class:
         theirs = old.evidence.host_cpu_class or "an unrecorded class"
         raise BaselineRefused(f"--add: {path} was set on {theirs}, these runs on {classes[0]}: "
