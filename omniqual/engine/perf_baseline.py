@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from omniqual.checks.perf.judge import host_fit
 from omniqual.checks.perf.params import PerfParams
 from omniqual.domain.axes import RowKey, Selector
 from omniqual.domain.result import GateResult
@@ -371,4 +372,15 @@ def resolution_note(baseline: PerfBaseline) -> str:
         f"{'beyond the threshold: failed' if beyond else 'not beyond the threshold: undecided'}.\n"
         f"Smallest threshold it can hold: {h:.1%}; smallest regression a typical run fails at "
         f"{t:.0%}: {t:.0%} + {h:.1%} = {stated.detects:.1%}."
-    )
+    ) + _fit_lines(baseline)
+
+
+def _fit_lines(baseline: PerfBaseline) -> str:
+    fit = host_fit(baseline)
+    if fit is None:
+        return ""
+    return (f"\nHost fit: its launches followed the reference workload read beside them with a "
+            f"slope of {fit.slope:.2f} (± {fit.slope_se:.2f}),\n  leaving s = "
+            f"{fit.residual_sd:.1%} between launches; a run on a host reading slower than their "
+            f"{math.exp(fit.probe_log) * 1e3:.3g} ms\n  is passed only against their mean at its "
+            "own reading (slope held to [0, 1]).")

@@ -61,10 +61,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from statistics import NormalDist
 
+from omniqual.loadgen.host_fit import HostFit, adjust
 from omniqual.loadgen.host_speed import DIFFERS, HostRatio
 from omniqual.loadgen.trend import student_t_quantile
 
@@ -114,12 +115,18 @@ class Comparison:
     """The bounds of the host's effect the interval allows for (None: no host term)."""
     host_high: float | None = None
     host_ratio: float | None = None
+    host_slope: float | None = None
+    """The slope the interval was adjusted by (None: not adjusted; see
+    :mod:`omniqual.loadgen.host_fit`)."""
+    adjusted_by: str | None = None
 
     def describe(self) -> str:
         host = ("" if self.host_ratio is None or self.host_low is None else
                 f"; {DIFFERS} {self.host_ratio - 1:+.0%} against the "
                 f"baseline's, so the interval allows its effect from none to all of it "
                 f"(x{self.host_low:.3g} to x{self.host_high:.3g})")  # fmt: skip
+        if self.adjusted_by is not None:
+            host = f"; {self.adjusted_by}"
         return (f"{self.change:+.1%} against the baseline, {self.confidence:.0%} interval "
                 f"[{self.low:+.1%}, {self.high:+.1%}], threshold {self.threshold:.0%} "
                 f"({self.direction.value} is better){host}")  # fmt: skip
@@ -154,11 +161,47 @@ def compare(
 
 def compare_launches(
     runs: Sequence[Spread], launches: Spread, *, threshold: float, direction: Direction,
-    confidence: float, host: HostRatio | None = None,
+    confidence: float, host: HostRatio | None = None, fit: HostFit | None = None,
+    probes: Sequence[float] = (),
 ) -> Comparison:  # fmt: skip
     """``runs`` (each new launch's repetitions) read as the mean of their launch means against
     the baseline's ``launches`` (the mean of each of its launches), with the host's term when
-    ``host`` differs from the baseline's (see the module's text)."""
+    ``host`` differs from the baseline's (see the module's text). With ``fit`` (how the
+    baseline's launches followed the reference workload) and the run's ``probes`` (one reading
+    per launch) on a host that read slower, only the interval adjusted by the fit may pass the
+    run (:mod:`omniqual.loadgen.host_fit`); failing stays with the host's bounds."""
+    bounded = _bounded(runs, launches, threshold=threshold, direction=direction,
+                       confidence=confidence, host=host)  # fmt: skip
+    if (fit is None or len(probes) != len(runs) or not fit.applies(probes)
+            or bounded.decision is Decision.REGRESSED):  # fmt: skip
+        return bounded
+    adjusted = _adjusted(runs, probes, fit, threshold, direction, confidence)
+    if adjusted.decision is Decision.WITHIN:
+        return adjusted
+    return replace(bounded, decision=Decision.UNDECIDED)
+
+
+def _adjusted(runs: Sequence[Spread], probes: Sequence[float], fit: HostFit, threshold: float,
+              direction: Direction, confidence: float) -> Comparison:  # fmt: skip
+    sign = 1 if direction is Direction.LOWER else -1
+    a = adjust([r.mean for r in runs], [r.stdev for r in runs], probes,
+               [r.count for r in runs], fit, sign)  # fmt: skip
+    se = math.sqrt(sum(v for v, _ in a.terms))
+    df_exact = _satterthwaite(a.terms)
+    df = None if df_exact is None else max(1, math.floor(df_exact))
+    half = 0.0 if df is None else student_t_quantile((1 + confidence) / 2, df) * se
+    low, high = math.expm1(a.log_change - half), math.expm1(a.log_change + half)
+    why = (f"adjusted for a host reading {math.expm1(a.host_log):+.1%} against the fit's "
+           f"launches: {fit.describe()}, taken as {fit.used_slope:.2f}")  # fmt: skip
+    return Comparison(math.expm1(a.log_change), low, high, confidence, df, threshold, direction,
+                      _decision(low, high, threshold, direction), host_slope=fit.used_slope,
+                      adjusted_by=why)  # fmt: skip
+
+
+def _bounded(
+    runs: Sequence[Spread], launches: Spread, *, threshold: float, direction: Direction,
+    confidence: float, host: HostRatio | None,
+) -> Comparison:  # fmt: skip
     _check_confidence(confidence)
     if not runs:
         raise ValueError("no launch to compare")
@@ -226,6 +269,7 @@ def _decision(low: float, high: float, threshold: float, direction: Direction) -
 def launches_cannot_decide(
     candidate: Spread, launches: Spread, *, threshold: float, direction: Direction,
     confidence: float, earlier: Sequence[float] = (), host: HostRatio | None = None,
+    fit: HostFit | None = None, probes: Sequence[float] = (),
 ) -> float | None:  # fmt: skip
     """The floor half-width (relative) of the interval when no further repetitions of the run's
     last launch (``candidate``; ``earlier``: the means of the launches before it) could take it
@@ -250,4 +294,23 @@ def launches_cannot_decide(
     else:
         never_regressed = (1 + change - reach + floor) * high_h - 1 >= -threshold
         never_within = (1 + change + reach - floor) * low_h - 1 < -threshold
+    if fit is not None and len(probes) == m and fit.applies(probes):
+        never_within = _never_within_adjusted(candidate, earlier, probes, fit, threshold,
+                                              direction, confidence)  # fmt: skip
     return floor if never_regressed and never_within else None
+
+
+def _never_within_adjusted(candidate: Spread, earlier: Sequence[float], probes: Sequence[float],
+                           fit: HostFit, threshold: float, direction: Direction,
+                           level: float) -> bool:  # fmt: skip
+    """Whether the interval adjusted by ``fit`` stays off "within" wherever the last launch's
+    mean may settle: its floor holds the fit's terms, not the last launch's own."""
+    sign = 1 if direction is Direction.LOWER else -1
+    means = [*earlier, candidate.mean]
+    a = adjust(means, [0.0] * len(means), probes, [2] * len(means), fit, sign)
+    floor = NormalDist().inv_cdf((1 + level) / 2) * math.sqrt(sum(v for v, _ in a.terms))
+    t = student_t_quantile((1 + level) / 2, candidate.count - 1)
+    reach = t * candidate.stdev / math.sqrt(candidate.count) / candidate.mean / len(means)
+    if direction is Direction.LOWER:
+        return a.log_change - reach + floor > math.log1p(threshold)
+    return a.log_change + reach - floor < math.log1p(-threshold)

@@ -1,12 +1,11 @@
 """The ``perf`` check kind: fixed work, repeated on fresh server launches, judged against the
 row's owned baseline.
 
-Launches: launches of one build differ by more than repetitions inside one do, so the unit
-judged is the launch. Launching the row's recipe itself, the gate measures ``launches`` fresh
-launches one after another and judges the mean of their means, adding one at a time up to
-``max_launches`` while undecided and the budget allows. A deployment given by URL is one launch,
-said in the result. A server launched with a profiler is ``invalid``, not measured
-(:mod:`omniqual.checks.perf.profiling`).
+Launches of one build differ by more than repetitions inside one do, so the unit judged is the
+launch: the gate measures ``launches`` fresh launches of the row's recipe one after another and
+judges the mean of their means, adding one at a time up to ``max_launches`` while undecided and
+within budget. A deployment given by URL is one launch, said in the result. A server launched
+with a profiler is ``invalid``, not measured (:mod:`omniqual.checks.perf.profiling`).
 
 On each launch: a health check; ``warmup_repetitions`` passes over the work, discarded; then
 ``min_repetitions`` measured passes. On the last launch, more follow one at a time up to
@@ -26,10 +25,11 @@ launches may fall from them (a baseline of fewer than three launches judges noth
   ``invalid: inconclusive`` with the interval.
 
 Never a flake: a noisy host yields ``invalid``. With the server on this host (a CPU row), a
-host off the baseline's widens the interval by as much as it may explain; one that changed
-speed, saw more steal, was shared with other processes or is of another CPU class than the
-baseline's is ``invalid`` (:mod:`omniqual.checks.perf.host`). A GPU row records its clocks instead
-(:mod:`omniqual.checks.perf.gpu`). Any failed request fails the gate; no baseline for the row's
+host off the baseline's widens the interval by as much as it may explain, and one reading slower
+passes a run only by how far the baseline's own launches followed the reading
+(:mod:`omniqual.loadgen.host_fit`); one that changed speed, saw more steal, was shared or is of
+another CPU class is ``invalid`` (:mod:`omniqual.checks.perf.host`). A GPU row records its clocks
+(:mod:`omniqual.checks.perf.gpu`). A failed request fails the gate; no baseline for the row's
 hardware, serve config and work is ``invalid`` (launches recorded, so one can be set).
 """
 
@@ -56,6 +56,7 @@ from omniqual.checks.perf.outcome import (
     PerfFacts,
     launch_note,
     perf_outcome,
+    stopped_reason,
     verdict,
 )
 from omniqual.checks.perf.params import PerfParams, workload_sha256
@@ -320,8 +321,10 @@ class _Perf:
         lookup = self.facts.lookup
         assert lookup is not None and lookup.baseline is not None
         # Repetitions narrow only this launch's own term; past that, the budget buys nothing.
+        ratio = self._ratio()
         self.settled = repetitions_cannot_decide(self.facts.judged_launches(), lookup.baseline,
-                                                 params.confidence, self._ratio())  # fmt: skip
+                                                 params.confidence, ratio,
+                                                 self._probes(ratio))  # fmt: skip
         return self.settled is None and room
 
     async def _repetition(self, client: OmniClient, launch: LaunchRecord,
@@ -368,9 +371,14 @@ class _Perf:
             return None
         if any(len(values) < 2 for values in launches):
             return None
-        self.facts.comparison = judge(launches, lookup.baseline, self.params.confidence,
-                                      self._ratio())  # fmt: skip
+        ratio = self._ratio()
+        self.facts.comparison = judge(launches, lookup.baseline, self.params.confidence, ratio,
+                                      self._probes(ratio))  # fmt: skip
         return self.facts.comparison
+
+    def _probes(self, ratio: HostRatio | None) -> list[float]:
+        # Each judged launch's reading, where comparable with the baseline's (a ratio says so).
+        return self.facts.judged_probes() if ratio is not None else []
 
     def outcome(self) -> CheckOutcome:
         facts = self.facts
@@ -383,18 +391,6 @@ class _Perf:
         host_why = (None if self.failures or self.gpus is not None
                     else host_reason(facts.speed, facts.lookup.baseline if facts.lookup else None,
                                      self.params))  # fmt: skip
-        outcome, reasons = verdict(facts, self.failures, self.invalid, host_why, self._stopped())
+        outcome, reasons = verdict(facts, self.failures, self.invalid, host_why,
+                                   stopped_reason(facts, self.settled, self.ceiling))
         return perf_outcome(facts, outcome, reasons)
-
-    def _stopped(self) -> str:
-        """Why measuring stopped short of a decision."""
-        if self.settled is not None:
-            return self.settled
-        if len(self.facts.launches) < self.ceiling:
-            return "the gate's budget allows no more launches"
-        final = self.facts.launches[-1].values(self.facts.metric)
-        if self.ceiling > 1:
-            return "max_launches reached"
-        if len(final) >= self.params.max_repetitions:
-            return "max_repetitions reached"
-        return "the gate's budget allows no more"

@@ -13,6 +13,7 @@ mean of the run's launches against the owner's threshold, with the host's term w
 differs).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from omniqual.checks.perf.work import PERCENTILE_FIELDS
 from omniqual.domain.axes import RowKey
 from omniqual.domain.provenance import Provenance
 from omniqual.domain.rules import UNKNOWN_VALUES
+from omniqual.loadgen.host_fit import HostFit
 from omniqual.loadgen.host_speed import HostRatio
 from omniqual.loadgen.regression import (
     Comparison,
@@ -116,13 +118,20 @@ def find_baseline(
 
 
 def judge(launches: list[list[float]], baseline: PerfBaseline, confidence: float,
-          host: HostRatio | None = None) -> Comparison:  # fmt: skip
+          host: HostRatio | None = None, probes: Sequence[float] = ()) -> Comparison:  # fmt: skip
     """The run's launches (each its repetitions of the baseline's metric) against the baseline's
-    launches (:func:`find_baseline` hands out only baselines with enough of them)."""
+    launches (:func:`find_baseline` hands out only baselines with enough of them); ``probes``:
+    each launch's reference workload reading, when comparable with the baseline's."""
     return compare_launches([Spread.of(values) for values in launches], _launch_means(baseline),
                             threshold=baseline.threshold,
                             direction=Direction(baseline.direction), confidence=confidence,
-                            host=host)  # fmt: skip
+                            host=host, fit=host_fit(baseline), probes=probes)  # fmt: skip
+
+
+def host_fit(baseline: PerfBaseline) -> HostFit | None:
+    """How the baseline's launches followed the reference workload read beside them."""
+    launches = baseline.evidence.launches
+    return HostFit.of([x.host_probe_s or 0.0 for x in launches], [x.mean for x in launches])
 
 
 def _launch_means(baseline: PerfBaseline) -> Spread:
@@ -131,7 +140,7 @@ def _launch_means(baseline: PerfBaseline) -> Spread:
 
 def repetitions_cannot_decide(
     launches: list[list[float]], baseline: PerfBaseline, confidence: float,
-    host: HostRatio | None = None,
+    host: HostRatio | None = None, probes: Sequence[float] = (),
 ) -> str | None:  # fmt: skip
     """Why no further repetition of the run's last launch could decide against ``baseline``
     (the spread of its launches, and the host's term, keep the interval across the threshold
@@ -141,7 +150,8 @@ def repetitions_cannot_decide(
     floor = launches_cannot_decide(Spread.of(launches[-1]), spread,
                                    threshold=baseline.threshold,
                                    direction=Direction(baseline.direction),
-                                   confidence=confidence, earlier=earlier, host=host)  # fmt: skip
+                                   confidence=confidence, earlier=earlier, host=host,
+                                   fit=host_fit(baseline), probes=probes)  # fmt: skip
     if floor is None:
         return None
     runs = "a new launch's" if len(launches) == 1 else f"the mean of {len(launches)} launches'"

@@ -66,6 +66,27 @@ class PerfFacts:
     def values(self) -> list[float]:
         return [v for launch in self.judged_launches() for v in launch]
 
+    def judged_probes(self) -> list[float]:
+        """The reference workload's median beside each judged launch; empty unless every one
+        of them was read."""
+        judged = [launch for launch in self.launches if launch.values(self.metric)]
+        if not judged or any(not launch.readings for launch in judged):
+            return []
+        return [statistics.median(launch.readings) for launch in judged]
+
+
+def stopped_reason(facts: PerfFacts, settled: str | None, ceiling: int) -> str:
+    """Why measuring stopped short of a decision (``settled``: more could not decide)."""
+    if settled is not None:
+        return settled
+    if len(facts.launches) < ceiling:
+        return "the gate's budget allows no more launches"
+    if ceiling > 1:
+        return "max_launches reached"
+    if len(facts.launches[-1].values(facts.metric)) >= facts.params.max_repetitions:
+        return "max_repetitions reached"
+    return "the gate's budget allows no more"
+
 
 def verdict(facts: PerfFacts, failures: list[str], invalid: list[str], host_why: str | None,
             stopped: str) -> tuple[GateOutcome, list[str]]:  # fmt: skip
@@ -222,7 +243,8 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
     return {"change": c.change, "low": c.low, "high": c.high, "df": c.df,
             "threshold": c.threshold, "direction": c.direction.value,
             "decision": c.decision.value, "host_low": c.host_low, "host_high": c.host_high,
-            "host_ratio": c.host_ratio}  # fmt: skip
+            "host_ratio": c.host_ratio, "host_slope": c.host_slope,
+            "adjusted_by": c.adjusted_by}  # fmt: skip
 
 
 def _relative(path: Path, root: Path) -> Path:
