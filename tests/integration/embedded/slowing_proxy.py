@@ -18,6 +18,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from aiohttp import ClientSession, ClientTimeout, web
 
@@ -30,18 +31,29 @@ def _copied(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() not in _DROPPED}
 
 
+@dataclass
+class Held:
+    """What the proxy held back, summed over every answer (seconds)."""
+
+    seconds: float = 0.0
+
+
+HELD = web.AppKey("held", Held)
+_SESSION = web.AppKey("session", ClientSession)
+
+
 def proxy_app(upstream: str, factor: float) -> web.Application:
-    """The proxy as an aiohttp application; ``held_s`` in its state sums every hold."""
+    """The proxy as an aiohttp application; ``app[HELD]`` sums every hold."""
     app = web.Application(client_max_size=1 << 30)
-    app["held_s"] = 0.0
+    app[HELD] = Held()  # set before start-up: holds add to it, never replace it
 
     async def session_ctx(app: web.Application) -> AsyncIterator[None]:
         async with ClientSession(timeout=ClientTimeout(total=None)) as session:
-            app["session"] = session
+            app[_SESSION] = session
             yield
 
     async def forward(request: web.Request) -> web.Response:
-        session: ClientSession = request.app["session"]
+        session = request.app[_SESSION]
         body = await request.read()
         started = time.perf_counter()
         async with session.request(request.method, upstream + request.rel_url.raw_path_qs,
@@ -51,7 +63,7 @@ def proxy_app(upstream: str, factor: float) -> web.Application:
             status, headers = answer.status, _copied(answer.headers)
         took = time.perf_counter() - started
         if request.method == "POST" and factor > 0:
-            request.app["held_s"] += factor * took
+            request.app[HELD].seconds += factor * took
             await asyncio.sleep(factor * took)
         return web.Response(status=status, body=payload, headers=headers)
 
