@@ -213,6 +213,9 @@ def _measurements(facts: PerfFacts, document: dict[str, Any],
         found.append(Measurement(
             name="relative_change", value=c.change, unit="1", samples=len(facts.values()),
             bound=c.threshold, ok=c.decision is Decision.WITHIN))  # fmt: skip
+        if c.host_slope is not None:  # read at this host's reading through the baseline's fit
+            found.append(Measurement(name="host_fit_slope", value=c.host_slope, unit="1",
+                                     samples=len(facts.judged_launches())))  # fmt: skip
     return found
 
 

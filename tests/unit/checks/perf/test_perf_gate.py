@@ -52,7 +52,8 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
                    host_probe_workload: str | None = REFERENCE_WORKLOAD,
                    host_cpu_class: str | None = TEST_CPU,
                    launch_means: Sequence[float] = LAUNCH_MEANS, metric: str = "latency_mean",
-                   params: PerfParams = PARAMS) -> Path:  # fmt: skip
+                   params: PerfParams = PARAMS,
+                   launch_probes: Sequence[float] | None = None) -> Path:  # fmt: skip
     mean = sum(values) / len(values)
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
     baseline = PerfBaseline(
@@ -66,9 +67,10 @@ def write_baseline(root: Path, row: RowKey, *, hardware: str = HW, serve: str = 
                                   else None,
                                   host_steal_fraction=host_steal_fraction,
                                   host_cpu_class=host_cpu_class if host_probe_s else None,
-                                  launches=tuple(BaselineLaunch(run_id=f"r{i}", result_id=f"x{i}",
-                                                                mean=m, repetitions=3)
-                                                 for i, m in enumerate(launch_means))),
+                                  launches=tuple(BaselineLaunch(
+                                      run_id=f"r{i}", result_id=f"x{i}", mean=m, repetitions=3,
+                                      host_probe_s=launch_probes[i] if launch_probes else None)
+                                      for i, m in enumerate(launch_means))),
     )  # fmt: skip
     path = baseline_path(root / "gates/perf-baselines", row, row.get("hardware") or HW)
     path.parent.mkdir(parents=True, exist_ok=True)

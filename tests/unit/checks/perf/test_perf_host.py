@@ -129,3 +129,31 @@ def test_one_check_keeps_no_host_reading_from_one_run_to_the_next(tmp_path: Path
     assert document(local, harness)["judgement"]["host"] is not None
     remote, harness = run(tmp_path / "remote", SAME, check=check, local=False)
     assert document(remote, harness)["judgement"]["host"] is None  # nothing probed, nothing kept
+
+
+# Baseline launches read across hosts 10 % apart each way, their means following the reading.
+FOLLOWING_PROBES = (0.0090, 0.0095, 0.0100, 0.0105, 0.0110)
+FOLLOWING_MEANS = (0.0905, 0.0948, 0.1002, 0.1049, 0.1098)
+
+
+def test_a_slower_host_is_read_through_the_baselines_own_launches(tmp_path: Path) -> None:
+    # The host reads 20 % slower than the launches' middle and the server ran 20 % slower with
+    # it: the bounds alone cannot pass it, the launches' fit to their readings can.
+    work = [0.1, 0.120, 0.121, 0.119]
+    fitted = {"host_probe_s": 0.010, "launch_means": FOLLOWING_MEANS,
+              "launch_probes": FOLLOWING_PROBES}  # fmt: skip
+    outcome, harness = run(tmp_path / "fit", work, baseline=fitted,
+                           host=((0.0120, 0.0120), 0.0))  # fmt: skip
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    comparison = document(outcome, harness)["judgement"]["comparison"]
+    assert comparison["host_slope"] == pytest.approx(1.0, abs=0.05)
+    assert "5 launches followed its reference workload" in comparison["adjusted_by"]
+    named = {m.name: m.value for m in outcome.measurements}
+    assert named["host_fit_slope"] == comparison["host_slope"]
+    unread = {"host_probe_s": 0.010, "launch_means": FOLLOWING_MEANS}
+    plain, _ = run(tmp_path / "bounds", work, baseline=unread,
+                   host=((0.0120, 0.0120), 0.0))  # fmt: skip
+    assert plain.outcome is GateOutcome.INVALID, plain.reasons  # no readings beside its launches
+    slowed, _ = run(tmp_path / "slowed", [0.1, 0.156, 0.157, 0.155], baseline=fitted,
+                    host=((0.0120, 0.0120), 0.0))  # fmt: skip
+    assert slowed.outcome is not GateOutcome.PASSED, slowed.reasons  # 30 % beyond its host
