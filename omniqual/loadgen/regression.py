@@ -178,7 +178,9 @@ def compare_launches(
     adjusted = _adjusted(runs, probes, fit, threshold, direction, confidence)
     if adjusted.decision is Decision.WITHIN:
         return adjusted
-    return replace(bounded, decision=Decision.UNDECIDED)
+    # Undecided: shown by the interval that kept it from passing when the bounds alone would.
+    shown = adjusted if bounded.decision is Decision.WITHIN else bounded
+    return replace(shown, decision=Decision.UNDECIDED)
 
 
 def _adjusted(runs: Sequence[Spread], probes: Sequence[float], fit: HostFit, threshold: float,

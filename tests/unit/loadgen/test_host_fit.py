@@ -132,3 +132,21 @@ def test_more_repetitions_are_not_refused_while_the_fit_may_still_pass_the_run()
     assert launches_cannot_decide(last, Spread.of(following(1.0)), **common) is not None
     assert launches_cannot_decide(last, Spread.of(following(1.0)), **common, fit=fit,
                                   probes=[probe] * 3) is None  # fmt: skip
+
+
+def test_a_run_the_bounds_pass_but_the_fit_does_not_is_undecided_and_shows_why() -> None:
+    # Launches that never followed their readings (a flat fit, with a wide slope error) and a
+    # host reading far slower: the distance from the fitted readings widens the adjusted
+    # interval past the threshold, while the bounds alone would pass the run.
+    means = following(0.0)
+    fit = HostFit.of(PROBES, means)
+    assert fit is not None
+    probe = 3.76e-3 * 1.6
+    runs = launches_at(BASE_S * 1.08)
+    bounds = compare_launches(runs, Spread.of(means), threshold=0.15,
+                              direction=Direction.LOWER, confidence=0.95)  # fmt: skip
+    assert bounds.decision is Decision.WITHIN
+    c = compare_launches(runs, Spread.of(means), threshold=0.15, direction=Direction.LOWER,
+                         confidence=0.95, fit=fit, probes=[probe] * 3)  # fmt: skip
+    assert c.decision is Decision.UNDECIDED
+    assert c.adjusted_by is not None and c.high > 0.15
