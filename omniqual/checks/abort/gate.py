@@ -17,12 +17,12 @@ row) makes the gate ``invalid``, never ``passed``.
 
 import asyncio
 import json
-import math
 import time
 from dataclasses import asdict
 from typing import ClassVar, Literal
 
-from omniqual.checks.abort.cases import AbortDriver, CallFactory
+from omniqual.checks.abort.calibration import calibrate, timed_steps
+from omniqual.checks.abort.cases import AbortDriver
 from omniqual.checks.abort.cleanup_record import abort_cleanup
 from omniqual.checks.abort.params import AbortParams
 from omniqual.checks.abort.peer_runs import next_request
@@ -35,9 +35,8 @@ from omniqual.checks.abort.work import (
     clock_tick_s,
 )
 from omniqual.checks.base import CheckContext, CheckOutcome, verdict
-from omniqual.checks.load_binding import PATH_OF, endpoint_for, wire_call
+from omniqual.checks.load_binding import endpoint_for
 from omniqual.checks.observed import Observed, observed
-from omniqual.checks.soak.phases import solo_request
 from omniqual.checks.soak.resources import absent_signals, gpu_growth, growth_findings
 from omniqual.checks.soak.watch import MIB, ResourcePoint, ResourceWatch, points_jsonl
 from omniqual.checks.workload_budget import projected_past_budget
@@ -69,54 +68,6 @@ class AbortCheck:
             return await _run(ctx, params, endpoint, client, side, seen)
 
 
-async def _calibrate(
-    ctx: CheckContext, params: AbortParams, endpoint: EndpointKind, client: OmniClient,
-    side: OmniClient,
-) -> tuple[AbortDriver | None, list[str], dict[str, object]]:  # fmt: skip
-    shape = params.shape
-    rounds: list[dict[str, float | int | None]] = []
-    info: dict[str, object] = {}
-    for _ in range(3):
-        calls = CallFactory(lambda seed, s=shape: wire_call(solo_request(s, endpoint, 0, seed)))
-        driver = AbortDriver(client, side, params, endpoint, calls, 0.0)
-        seen = []
-        for _ in range(1 + params.calibration_repeats):  # the first one is warmup
-            started = time.perf_counter()
-            ok, what = await driver.complete_one()
-            if not ok:
-                return None, [f"calibration request on {PATH_OF[endpoint]} failed: {what}"], info
-            seen.append(time.perf_counter() - started)
-        timed = seen[1:]
-        solo = sorted(timed)[len(timed) // 2]
-        # The spread of the timed runs is the host's measured timing noise (the bounds use it).
-        spread = max(timed) - min(timed) if len(timed) >= 2 else None
-        rounds.append({"steps": shape.steps, "solo_s": solo, "solo_spread_s": spread})
-        driver.solo_s = solo
-        steps = _resized_steps(shape.steps, solo, params)
-        if steps is None:
-            break
-        shape = shape.model_copy(update={"steps": steps})
-    # The steps of the last round timed (a resize after the last round was never measured).
-    info = {"calibration": rounds, "solo_s": driver.solo_s, "steps": rounds[-1]["steps"],
-            "solo_spread_s": rounds[-1]["solo_spread_s"]}
-    return driver, [], info
-
-
-def _resized_steps(steps: int | None, solo: float, params: AbortParams) -> int | None:
-    """The steps the next calibration round tries, or None when ``solo`` is in the window:
-    longer until ``min_service_s`` (cuts land mid-denoise), shorter past ``max_service_s`` (a
-    slow host cuts a shorter request; the cuts are timed from the calibrated solo run)."""
-    if steps is None:
-        return None
-    longest = params.max_service_s
-    if longest is not None and solo > longest and steps > params.min_steps:
-        target = (params.min_service_s + longest) / 2
-        return max(params.min_steps, math.floor(steps * target / solo))
-    if solo >= params.min_service_s or steps >= params.max_steps:
-        return None
-    return min(params.max_steps, math.ceil(steps * params.min_service_s / solo * 1.2))
-
-
 async def _settle(watch: ResourceWatch, baseline: ResourcePoint, params: AbortParams,
                   ) -> ResourcePoint:  # fmt: skip
     """Poll until memory, FDs and temp files are back within bounds, or the time is up."""
@@ -133,9 +84,11 @@ def _within(baseline: ResourcePoint, point: ResourcePoint, params: AbortParams) 
     def grew(a: int | None, b: int | None) -> int:
         return 0 if a is None or b is None else b - a
 
-    return (grew(baseline.memory_bytes, point.memory_bytes) <= params.max_memory_growth_mib * MIB
-            and grew(baseline.open_fds, point.open_fds) <= params.max_fd_growth
-            and grew(baseline.temp_files, point.temp_files) <= params.max_temp_file_growth)
+    return (
+        grew(baseline.memory_bytes, point.memory_bytes) <= params.max_memory_growth_mib * MIB
+        and grew(baseline.open_fds, point.open_fds) <= params.max_fd_growth
+        and grew(baseline.temp_files, point.temp_files) <= params.max_temp_file_growth
+    )
 
 
 async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
@@ -144,7 +97,7 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     if health.status != 200:
         return CheckOutcome(GateOutcome.FAILED, (f"before the cases: GET /health {health.status}",))
     ctx.progress("abort: calibration", 0.0)
-    driver, problems, summary = await _calibrate(ctx, params, endpoint, client, side)
+    driver, problems, summary = await calibrate(ctx, params, endpoint, client, side)
     if driver is None:
         return CheckOutcome(GateOutcome.FAILED, tuple(problems))
     too_slow = projected_past_budget(driver.solo_s, SOLO_RUNS_OF_CASES, ctx.gate.budget_s,
@@ -164,7 +117,7 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
     spread = summary.get("solo_spread_s")
     driver.work_base = await _work_baseline(driver, params, steps,
                                             spread if isinstance(spread, float) else None,
-                                            _timed_steps(summary.get("calibration")))  # fmt: skip
+                                            timed_steps(summary.get("calibration")))  # fmt: skip
     signals = driver.meter.signals()
     if not signals:
         invalid.append("whether cut work kept running could not be measured: /metrics has no "
@@ -234,10 +187,16 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
                     "failures": failures, "invalid": invalid})  # fmt: skip
     # Recorded for the report (figures and plot); the verdict above does not read it.
     cleanup = abort_cleanup(
-        boundary=driver.boundary.value, signals=signals, base=driver.work_base,
-        work_log=driver.work_log, job_log=driver.job_log, source=watch.source,
-        baseline=baseline, after=after,
-        settle_s=settle_s, params=params,
+        boundary=driver.boundary.value,
+        signals=signals,
+        base=driver.work_base,
+        work_log=driver.work_log,
+        job_log=driver.job_log,
+        source=watch.source,
+        baseline=baseline,
+        after=after,
+        settle_s=settle_s,
+        params=params,
     ).model_dump(mode="json")
     put = ctx.artifacts.put_artifact
     artifacts = (
@@ -247,11 +206,18 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
             role="summary", name="abort-summary.json"),
     )  # fmt: skip
     return CheckOutcome(
-        verdict(failures, invalid=invalid), tuple(failures + invalid), tuple(measurements),
-        artifacts, tuple(c.result() for c in cases),
+        verdict(failures, invalid=invalid),
+        tuple(failures + invalid),
+        tuple(measurements),
+        artifacts,
+        tuple(c.result() for c in cases),
         requested={"points": dict(params.points), "shape": params.shape.model_dump()},
-        effective={"steps": summary.get("steps"), "solo_s": driver.solo_s,  # type: ignore[dict-item]
-                   "abort_cleanup": cleanup, "next_request": seen_next},
+        effective={
+            "steps": summary.get("steps"),
+            "solo_s": driver.solo_s,  # type: ignore[dict-item]
+            "abort_cleanup": cleanup,
+            "next_request": seen_next,
+        },
         limitations=tuple(limitations),
     )
 
@@ -266,16 +232,6 @@ async def _scheduler_left(meter: WorkMeter, wait_s: float, poll_s: float) -> flo
         if busy is None or busy <= 0 or time.monotonic() >= deadline:
             return busy
         await asyncio.sleep(poll_s)
-
-
-def _timed_steps(rounds: object) -> list[tuple[int, float]]:
-    """The calibration rounds' (steps, median solo seconds)."""
-    found = []
-    for r in rounds if isinstance(rounds, list) else ():
-        steps, solo = r.get("steps"), r.get("solo_s")
-        if isinstance(steps, int) and isinstance(solo, float):
-            found.append((steps, solo))
-    return found
 
 
 async def _work_baseline(driver: AbortDriver, params: AbortParams, steps: int | None,

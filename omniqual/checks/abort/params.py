@@ -1,13 +1,15 @@
 """The abort gate's ``params`` block: the request that is cut, where it is cut, and the cleanup
 bounds. Cut points are fractions of a calibrated solo run of the same request; the request is
 made longer (more steps) until that run takes at least ``min_service_s``, so the cut lands
-inside denoising rather than racing the answer. The work-after-cut bounds hold each cut to the
-row's abort boundary: a step-execution cut may compute ``max_steps_after_cut`` more steps of the
-measured step time, a queued cut (any mode) at most ``max_queued_work_x_service`` of a solo run.
-Their slack is measured, not declared: the spread of as many parts of the idle window as
-``calibration_repeats`` is the noise of a window in which nothing ran (never below what the
-server's CPU time can resolve: a clock tick per process of its tree), the spread of as many
-timed solo runs is how much real work varies (see ``bounds``)."""
+inside denoising rather than racing the answer, and until the late cut leaves
+``late_cut_headroom`` times its step bound (``calibration``). The work-after-cut bounds hold
+each cut to the row's abort boundary: a step-execution cut may compute
+``max_steps_after_cut`` more steps of the measured step time, a queued cut (any mode) at most
+``max_queued_work_x_service`` of a solo run. Their slack is measured, not declared: the spread
+of as many parts of the idle window as ``calibration_repeats`` is the noise of a window in
+which nothing ran (never below what the server's CPU time can resolve: a clock tick per process
+of its tree), the spread of as many timed solo runs is how much real work varies (see
+``bounds``)."""
 
 from pydantic import Field
 
@@ -32,6 +34,13 @@ class AbortParams(CheckParams):
         description="Sized to the host: a solo run longer than this takes fewer steps (down to "
         "min_steps), so a slow host cuts a shorter request instead of waiting on every cut.",
     )
+    late_cut_headroom: float = Field(
+        default=2.0, ge=1,
+        description="Once the calibration's fit splits a run into steps and the work outside "
+        "them, the request also grows until the latest cut point leaves this many times its "
+        "step bound (max_steps_after_cut steps + that outside work), so the measured noise fits "
+        "between the bound and the work an ignored cut would still do (up to max_service_s).",
+    )  # fmt: skip
     min_steps: int = Field(default=2, gt=0)
     max_steps: int = Field(default=200, gt=0)
     calibration_repeats: int = Field(
@@ -40,7 +49,7 @@ class AbortParams(CheckParams):
         "spread is zero-work noise, the solo runs' spread how much real work varies.",
     )  # fmt: skip
     points: dict[str, float] = Field(
-        default_factory=lambda: {"early": 0.15, "middle": 0.5, "late": 0.85},
+        default_factory=lambda: {"early": 0.15, "middle": 0.5, "late": 0.75},
         description="Cut points in denoising, as fractions of the calibrated service time.",
     )
     cut_attempts: int = Field(

@@ -50,13 +50,16 @@ class ScriptedDriver:
         return None
 
 
+LATE_AT_85 = {"early": 0.15, "middle": 0.5, "late": 0.85}
+
+
 def _late(cases: list[Case]) -> Case:
     return next(c for c in cases if c.id == "disconnect-late")
 
 
 def test_a_late_cut_answered_early_is_tried_again_at_the_short_runs_fraction() -> None:
     driver = ScriptedDriver(short=[0.8])  # the first try finished in 0.8 s, before 0.85 s
-    cases = asyncio.run(run_cases(driver, AbortParams(burst=0)))  # type: ignore[arg-type]
+    cases = asyncio.run(run_cases(driver, AbortParams(burst=0, points=LATE_AT_85)))  # type: ignore[arg-type]
     assert driver.cuts[2:4] == [0.85, 0.68]  # late, then late again at 0.85 x 0.8 s
     assert _late(cases).invalid == []
     assert driver.windows[3] == 0.12  # the work it had left: 15 % of the short run
@@ -64,7 +67,7 @@ def test_a_late_cut_answered_early_is_tried_again_at_the_short_runs_fraction() -
 
 def test_a_late_cut_never_reached_is_invalid_after_its_attempts() -> None:
     driver = ScriptedDriver(short=[0.8, 0.7, 0.6])
-    cases = asyncio.run(run_cases(driver, AbortParams(burst=0)))  # type: ignore[arg-type]
+    cases = asyncio.run(run_cases(driver, AbortParams(burst=0, points=LATE_AT_85)))  # type: ignore[arg-type]
     assert driver.cuts[2:5] == [0.85, 0.68, 0.595]
     assert _late(cases).invalid == ["disconnect-late: the cut point was not reached"]
     assert len(driver.windows) == 4  # queued, early, middle, timeout: not the late cut
@@ -74,6 +77,6 @@ def test_an_answer_far_shorter_than_a_run_is_not_retried() -> None:
     """Answered in a fifth of the solo time: not a short run (an error, a cached answer), so the
     point is not chased down to it."""
     driver = ScriptedDriver(short=[0.2])
-    cases = asyncio.run(run_cases(driver, AbortParams(burst=0)))  # type: ignore[arg-type]
+    cases = asyncio.run(run_cases(driver, AbortParams(burst=0, points=LATE_AT_85)))  # type: ignore[arg-type]
     assert driver.cuts[2:] == [0.85]  # the late point once, not again
     assert _late(cases).invalid == ["disconnect-late: the cut point was not reached"]
