@@ -84,11 +84,9 @@ def _within(baseline: ResourcePoint, point: ResourcePoint, params: AbortParams) 
     def grew(a: int | None, b: int | None) -> int:
         return 0 if a is None or b is None else b - a
 
-    return (
-        grew(baseline.memory_bytes, point.memory_bytes) <= params.max_memory_growth_mib * MIB
-        and grew(baseline.open_fds, point.open_fds) <= params.max_fd_growth
-        and grew(baseline.temp_files, point.temp_files) <= params.max_temp_file_growth
-    )
+    return (grew(baseline.memory_bytes, point.memory_bytes) <= params.max_memory_growth_mib * MIB
+            and grew(baseline.open_fds, point.open_fds) <= params.max_fd_growth
+            and grew(baseline.temp_files, point.temp_files) <= params.max_temp_file_growth)
 
 
 async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
@@ -187,16 +185,10 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
                     "failures": failures, "invalid": invalid})  # fmt: skip
     # Recorded for the report (figures and plot); the verdict above does not read it.
     cleanup = abort_cleanup(
-        boundary=driver.boundary.value,
-        signals=signals,
-        base=driver.work_base,
-        work_log=driver.work_log,
-        job_log=driver.job_log,
-        source=watch.source,
-        baseline=baseline,
-        after=after,
-        settle_s=settle_s,
-        params=params,
+        boundary=driver.boundary.value, signals=signals, base=driver.work_base,
+        work_log=driver.work_log, job_log=driver.job_log, source=watch.source,
+        baseline=baseline, after=after,
+        settle_s=settle_s, params=params,
     ).model_dump(mode="json")
     put = ctx.artifacts.put_artifact
     artifacts = (
@@ -206,18 +198,11 @@ async def _run(ctx: CheckContext, params: AbortParams, endpoint: EndpointKind,
             role="summary", name="abort-summary.json"),
     )  # fmt: skip
     return CheckOutcome(
-        verdict(failures, invalid=invalid),
-        tuple(failures + invalid),
-        tuple(measurements),
-        artifacts,
-        tuple(c.result() for c in cases),
+        verdict(failures, invalid=invalid), tuple(failures + invalid), tuple(measurements),
+        artifacts, tuple(c.result() for c in cases),
         requested={"points": dict(params.points), "shape": params.shape.model_dump()},
-        effective={
-            "steps": summary.get("steps"),
-            "solo_s": driver.solo_s,  # type: ignore[dict-item]
-            "abort_cleanup": cleanup,
-            "next_request": seen_next,
-        },
+        effective={"steps": summary.get("steps"), "solo_s": driver.solo_s,  # type: ignore[dict-item]
+                   "abort_cleanup": cleanup, "next_request": seen_next},
         limitations=tuple(limitations),
     )
 

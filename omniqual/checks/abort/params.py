@@ -87,6 +87,12 @@ class AbortParams(CheckParams):
         default=0.25, ge=0, description="Work after a queued cut, in solo service times "
         "(measured noise included: noise at or above it makes the cut invalid).",
     )  # fmt: skip
+    queued_after_peer_x_service: float = Field(
+        default=0.5, ge=0, lt=0.9,
+        description="Async rows: the queued job is created and cancelled once its peer job has "
+        "run this much of a solo run, so the peer's tail in the window (whose work varies like "
+        "any run's, and is taken off as noise) is short beside the queued bound.",
+    )  # fmt: skip
     tolerance: ParityTolerance = Field(
         default_factory=peer_tolerance,
         description="The bound the peer of a queued cut is held to against its solo same-seed "

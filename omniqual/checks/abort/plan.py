@@ -106,8 +106,13 @@ async def _cancel_case(driver: AbortDriver, case: Case, delay: float | None) -> 
 async def _cancel_queued(driver: AbortDriver, case: Case, before: WorkReading | None) -> None:
     """A job cancelled while queued behind a peer. Its window opens at the cancel (a job that
     runs anyway runs while the cancel is re-checked) and closes a solo run plus the margin after
-    the peer finished; the peer's tail after the cancel is measured and taken off."""
+    the peer finished; the peer's tail after the cancel is measured and taken off. The job is
+    queued and cancelled once the peer has run ``queued_after_peer_x_service`` of a solo run:
+    the tail's work varies like any run's and is noise on the window, so the shorter it is, the
+    better the window tells a run from none."""
     blocker = await driver.create_job(driver.calls.at(PEER_SEED))
+    if blocker is not None:
+        await asyncio.sleep(driver.params.queued_after_peer_x_service * driver.solo_s)
     trace = await driver.create_job()
     if trace is None:
         case.fail("job creation failed")

@@ -5,6 +5,7 @@ it fail with a reason naming the fault."""
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -215,3 +216,23 @@ def test_the_request_after_the_cuts_is_held_to_its_output_before(
     summary = outcome.effective
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     assert summary["next_request"] == "its output before the cases"
+
+
+def test_an_async_queued_cancel_waits_until_its_peer_has_run_half_a_solo_run(
+    tmp_path: Path,
+) -> None:
+    # The peer's tail after the cancel is noise on the queued window: cancelled at the peer's
+    # start it held the whole run (Wan: 3.3 s of tail at 19 % spread against a 0.61 s bound).
+    server = SerialFakeOmni(FakeConfig(image_work_s=0.15, video_queue_s=0.02, video_run_s=0.15,
+                                       temp_dir=tmp_path))  # fmt: skip
+    params = AbortParams(min_service_s=0.12, watch_dirs=(str(tmp_path),), **SIZED_FOR_THE_FAKE,
+                         gauges_prove_stop=True)  # fmt: skip
+    ctx, harness = context("abort", "videos-async", fake=server)
+    outcome = asyncio.run(AbortCheck().run(ctx, params))
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    data = json.loads(harness.sink.blobs["abort-summary.json"])
+    solo = data["work"]["baseline"]["solo_s"]
+    queued = next(c for c in data["work"]["cuts"] if c["case"] == "cancel-queued")
+    # Cancelled at half a solo run, the peer had at most half of it left (0.03 s of a 0.24 s
+    # client-timed run here); cancelled at its start, two thirds (0.16 s).
+    assert 0 < queued["shared_s"] < 0.4 * solo, (queued, solo)
