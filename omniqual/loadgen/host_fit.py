@@ -13,12 +13,18 @@ made on (the slope's standard error times that distance), beside the launch-to-l
 the fit leaves (its residual) for the run's ``m`` launches and the baseline's ``n``. The slope
 is held to [0, 1]: never more of the host's change than its reading shows.
 
-It is the side of a verdict that can only pass, and only on a host that read slower than the
-baseline's launches did (:func:`applies`): a run's reading is the mean of several launches, so
-it is less noisy than one launch's reading the fit was made on, and a slope fitted against noisy
-readings is flattened towards 0. Predicting with it then credits the host with less than it did,
-which can keep an unchanged server from passing but never lets a slower one through. On a faster
-host the same flattening would hide part of a regression, so there it does not apply.
+It applies only on a host that read slower than the baseline's launches did (:func:`applies`):
+a run's reading is the mean of several launches, so it is less noisy than one launch's reading
+the fit was made on, and a slope fitted against noisy readings is flattened towards 0.
+Predicting with it then credits the host with less than it did, which can keep an unchanged
+server from passing but never lets a slower one through. On a faster host the same flattening
+would hide part of a regression, so there it does not apply.
+
+To fail a run, the fit credits the host with as much as it allows: the slope at the upper end of
+its confidence interval (:meth:`HostFit.upper_slope`, held to [0, 1]), whose own uncertainty is
+then spent. A fit made over launches that read as slow as the run's host reads (the baseline's
+launches spanning hosts) has a narrow slope, so a host whose reading does not reach the server
+no longer shields a regression behind the whole of its reading.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from omniqual.loadgen.trend import student_t_quantile
 
 MIN_FIT_LAUNCHES = 4
 """Launches with a reading a fit needs (two degrees of freedom left for its residual)."""
@@ -68,6 +76,12 @@ class HostFit:
         """The slope a prediction uses: held to [0, 1]."""
         return min(1.0, max(0.0, self.slope))
 
+    def upper_slope(self, level: float) -> float:
+        """The slope at the upper end of its two-sided ``level`` interval, held to [0, 1]: the
+        most of a slower reading the fit allows to have reached the server."""
+        t = student_t_quantile((1 + level) / 2, self.count - 2)
+        return min(1.0, max(0.0, self.slope + t * self.slope_se))
+
     def applies(self, probes: Sequence[float]) -> bool:
         """Whether a run read at ``probes`` (one per launch) may be judged by the fit: every
         launch read, and their mean log reading at or above the fit's (a slower host)."""
@@ -92,17 +106,21 @@ class Adjusted:
 
 
 def adjust(means: Sequence[float], within: Sequence[float], probes: Sequence[float],
-           counts: Sequence[int], fit: HostFit, sign: int) -> Adjusted:  # fmt: skip
+           counts: Sequence[int], fit: HostFit, sign: int,
+           slope: float | None = None) -> Adjusted:  # fmt: skip
     """The run's launches (their ``means``, each launch's repetition spread ``within`` over its
     ``counts`` repetitions, their ``probes``) against the fit; ``sign`` +1 for a metric the
-    host's slowness raises (latency), -1 for one it lowers (throughput)."""
+    host's slowness raises (latency), -1 for one it lowers (throughput). With ``slope`` (the
+    fit's upper slope, to fail a run) the slope's uncertainty is spent in it, not a term."""
     m = len(means)
     distance = statistics.fmean(math.log(p) for p in probes) - fit.probe_log
-    predicted = fit.mean_log + sign * fit.used_slope * distance
+    used = fit.used_slope if slope is None else slope
+    predicted = fit.mean_log + sign * used * distance
     observed = statistics.fmean(math.log(x) for x in means)
     df = fit.count - 2
-    terms = [(fit.residual_sd**2 * (1 / m + 1 / fit.count), df),
-             ((distance * fit.slope_se) ** 2, df)]  # fmt: skip
+    terms = [(fit.residual_sd**2 * (1 / m + 1 / fit.count), df)]
+    if slope is None:
+        terms.append(((distance * fit.slope_se) ** 2, df))
     terms += [((sd / mean) ** 2 / n / m**2, n - 1)
               for mean, sd, n in zip(means, within, counts, strict=True)]  # fmt: skip
     return Adjusted(observed - predicted, tuple(terms), distance)

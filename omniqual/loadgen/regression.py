@@ -45,7 +45,10 @@ divide the far ends, ``[(1 + lo) / H_hi - 1, (1 + hi) / H_lo - 1]`` for lower-is
 (throughput multiplies), and the launches' interval and the ratio's share the ``confidence``
 (each at ``1 - (1 - confidence) / 2``, so together they hold at ``confidence``). A slower host
 then never fails a build it may explain, a faster one never passes a build it may hide, and a
-change beyond both still decides.
+change beyond both still decides. With the baseline's own launches read across hosts, a fit of
+their means on their readings (:mod:`omniqual.loadgen.host_fit`) says how much of a slower
+reading reaches the server: only its interval may pass a run on a slower host, and a run that
+the bounds cannot fail still fails by the fit with its slope at the upper end of its interval.
 
 **When more repetitions cannot decide.** Repetitions shrink only the last launch's own term:
 however many there are, the interval stays at least ``z * s_L * sqrt(1/m + 1/n)`` wide on each
@@ -169,7 +172,8 @@ def compare_launches(
     ``host`` differs from the baseline's (see the module's text). With ``fit`` (how the
     baseline's launches followed the reference workload) and the run's ``probes`` (one reading
     per launch) on a host that read slower, only the interval adjusted by the fit may pass the
-    run (:mod:`omniqual.loadgen.host_fit`); failing stays with the host's bounds."""
+    run, and the run fails by the host's bounds or by the fit with its slope at the upper end of
+    its interval (:mod:`omniqual.loadgen.host_fit`)."""
     bounded = _bounded(runs, launches, threshold=threshold, direction=direction,
                        confidence=confidence, host=host)  # fmt: skip
     if (fit is None or len(probes) != len(runs) or not fit.applies(probes)
@@ -178,25 +182,33 @@ def compare_launches(
     adjusted = _adjusted(runs, probes, fit, threshold, direction, confidence)
     if adjusted.decision is Decision.WITHIN:
         return adjusted
+    failing = _adjusted(runs, probes, fit, threshold, direction, confidence,
+                        slope=fit.upper_slope(confidence))  # fmt: skip
+    if failing.decision is Decision.REGRESSED:
+        return failing
     # Undecided: shown by the interval that kept it from passing when the bounds alone would.
     shown = adjusted if bounded.decision is Decision.WITHIN else bounded
     return replace(shown, decision=Decision.UNDECIDED)
 
 
 def _adjusted(runs: Sequence[Spread], probes: Sequence[float], fit: HostFit, threshold: float,
-              direction: Direction, confidence: float) -> Comparison:  # fmt: skip
+              direction: Direction, confidence: float,
+              slope: float | None = None) -> Comparison:  # fmt: skip
     sign = 1 if direction is Direction.LOWER else -1
     a = adjust([r.mean for r in runs], [r.stdev for r in runs], probes,
-               [r.count for r in runs], fit, sign)  # fmt: skip
+               [r.count for r in runs], fit, sign, slope)  # fmt: skip
     se = math.sqrt(sum(v for v, _ in a.terms))
     df_exact = _satterthwaite(a.terms)
     df = None if df_exact is None else max(1, math.floor(df_exact))
     half = 0.0 if df is None else student_t_quantile((1 + confidence) / 2, df) * se
     low, high = math.expm1(a.log_change - half), math.expm1(a.log_change + half)
+    used = fit.used_slope if slope is None else slope
+    taken = (f"taken as {used:.2f}" if slope is None
+             else f"taken at the upper end of its interval, {used:.2f}")  # fmt: skip
     why = (f"adjusted for a host reading {math.expm1(a.host_log):+.1%} against the fit's "
-           f"launches: {fit.describe()}, taken as {fit.used_slope:.2f}")  # fmt: skip
+           f"launches: {fit.describe()}, {taken}")  # fmt: skip
     return Comparison(math.expm1(a.log_change), low, high, confidence, df, threshold, direction,
-                      _decision(low, high, threshold, direction), host_slope=fit.used_slope,
+                      _decision(low, high, threshold, direction), host_slope=used,
                       adjusted_by=why)  # fmt: skip
 
 
@@ -297,22 +309,30 @@ def launches_cannot_decide(
         never_regressed = (1 + change - reach + floor) * high_h - 1 >= -threshold
         never_within = (1 + change + reach - floor) * low_h - 1 < -threshold
     if fit is not None and len(probes) == m and fit.applies(probes):
-        never_within = _never_within_adjusted(candidate, earlier, probes, fit, threshold,
-                                              direction, confidence)  # fmt: skip
+        never_within = _never_adjusted(candidate, earlier, probes, fit, threshold, direction,
+                                       confidence, within=True)  # fmt: skip
+        never_regressed = never_regressed and _never_adjusted(
+            candidate, earlier, probes, fit, threshold, direction, confidence, within=False,
+        )  # fmt: skip
     return floor if never_regressed and never_within else None
 
 
-def _never_within_adjusted(candidate: Spread, earlier: Sequence[float], probes: Sequence[float],
-                           fit: HostFit, threshold: float, direction: Direction,
-                           level: float) -> bool:  # fmt: skip
-    """Whether the interval adjusted by ``fit`` stays off "within" wherever the last launch's
-    mean may settle: its floor holds the fit's terms, not the last launch's own."""
+def _never_adjusted(candidate: Spread, earlier: Sequence[float], probes: Sequence[float],
+                    fit: HostFit, threshold: float, direction: Direction, level: float, *,
+                    within: bool) -> bool:  # fmt: skip
+    """Whether the interval adjusted by ``fit`` stays off "within" (its point slope) or off
+    "regressed" (its upper slope) wherever the last launch's mean may settle: its floor holds
+    the fit's terms, not the last launch's own."""
     sign = 1 if direction is Direction.LOWER else -1
     means = [*earlier, candidate.mean]
-    a = adjust(means, [0.0] * len(means), probes, [2] * len(means), fit, sign)
+    slope = None if within else fit.upper_slope(level)
+    a = adjust(means, [0.0] * len(means), probes, [2] * len(means), fit, sign, slope)
     floor = NormalDist().inv_cdf((1 + level) / 2) * math.sqrt(sum(v for v, _ in a.terms))
     t = student_t_quantile((1 + level) / 2, candidate.count - 1)
     reach = t * candidate.stdev / math.sqrt(candidate.count) / candidate.mean / len(means)
+    limit = math.log1p(threshold if direction is Direction.LOWER else -threshold)
     if direction is Direction.LOWER:
-        return a.log_change - reach + floor > math.log1p(threshold)
-    return a.log_change + reach - floor < math.log1p(-threshold)
+        return (a.log_change - reach + floor > limit if within
+                else a.log_change + reach - floor <= limit)  # fmt: skip
+    return (a.log_change + reach - floor < limit if within
+            else a.log_change - reach + floor >= limit)  # fmt: skip

@@ -150,3 +150,41 @@ def test_a_run_the_bounds_pass_but_the_fit_does_not_is_undecided_and_shows_why()
                          confidence=0.95, fit=fit, probes=[probe] * 3)  # fmt: skip
     assert c.decision is Decision.UNDECIDED
     assert c.adjusted_by is not None and c.high > 0.15
+
+
+def test_a_slowed_server_fails_through_the_fit_where_the_hosts_bounds_cannot() -> None:
+    # Launches on hosts reading 3.4-4.1 ms never followed their readings; a host reading 20 %
+    # slower than their mean shields nothing it never showed: a 30 % slower server fails.
+    means = following(0.0)
+    fit = HostFit.of(PROBES, means)
+    assert fit is not None and fit.upper_slope(0.95) < 0.5
+    probe = 3.76e-3 * 1.2
+    host = HostRatio.of([probe] * 4 + [probe * 1.01] * 4, 3.675e-3, PROBES, per_run=3)
+    runs = launches_at(BASE_S * 1.3)
+    common = {"threshold": 0.15, "direction": Direction.LOWER, "confidence": 0.95, "host": host}
+    bounds = compare_launches(runs, Spread.of(means), **common)  # type: ignore[arg-type]
+    assert bounds.decision is Decision.UNDECIDED  # all of +20 % may be the host's
+    c = compare_launches(runs, Spread.of(means), **common, fit=fit,  # type: ignore[arg-type]
+                         probes=[probe] * 3)  # fmt: skip
+    assert c.decision is Decision.REGRESSED and c.low > 0.15
+    assert c.host_slope == fit.upper_slope(0.95)
+    assert c.adjusted_by is not None and "upper end" in c.adjusted_by
+    # ... and the run is not stopped as one more launches cannot decide.
+    last = Spread.of([BASE_S * 1.28, BASE_S * 1.3, BASE_S * 1.32])
+    assert launches_cannot_decide(last, Spread.of(means), **common,  # type: ignore[arg-type]
+                                  earlier=(BASE_S * 1.3, BASE_S * 1.3), fit=fit,
+                                  probes=[probe] * 3) is None  # fmt: skip
+
+
+@pytest.mark.parametrize("host_slower", [1.1, 1.25, 1.5])
+def test_an_unchanged_server_that_follows_its_host_is_never_failed_through_the_fit(
+    host_slower: float,
+) -> None:
+    # The launches followed their readings fully: the upper slope credits all of a host's
+    # slowness, so neither the server at its host's speed nor one 10 % beyond it fails.
+    fit = HostFit.of(PROBES, following(1.0))
+    assert fit is not None and fit.upper_slope(0.95) == 1.0
+    probe = 3.76e-3 * host_slower
+    at_host = BASE_S * probe / 3.6e-3
+    for server in (at_host, at_host * 1.1):
+        assert judged(launches_at(server), probe, fit)[0] is not Decision.REGRESSED
