@@ -1,5 +1,5 @@
 """The abort gate's calibration: the cut request is timed alone and resized to the host before
-any cut, in up to three rounds of timed solo runs.
+any cut, in up to ``ROUNDS`` rounds of timed solo runs.
 
 A round's request grows until its solo run takes ``min_service_s`` (cuts land mid-denoise) and,
 once two step counts were timed and their fit splits the run into steps and the work outside
@@ -22,7 +22,10 @@ from omniqual.checks.soak.phases import solo_request
 from omniqual.client import OmniClient
 from omniqual.loadgen.workload import EndpointKind
 
-ROUNDS = 3
+ROUNDS = 5
+"""Timed rounds at most. Three were not enough: on the stepwise qwen row a noisy second round
+(1.06 s at 76 steps, its runs 0.41 s apart) sized a third that ran 0.997 s at 97 steps, short
+of both min_service_s and the late cut's need, and the late cut was ``invalid``."""
 
 
 def late_cut_service_s(split: DenoiseSplit | None, params: AbortParams) -> float:
