@@ -2,7 +2,8 @@
 
 The endpoint follows the row's api_mode: ``videos-async`` has a job lifecycle (DELETE cases);
 the sync endpoints get disconnect and timeout cases. One request is calibrated first (made
-longer until its solo run takes ``min_service_s``) and every cut is timed from it. Around the
+longer until its solo run takes ``min_service_s`` and its late cut can decide: ``calibration``)
+and every cut is timed from it. Around the
 cases the server's resources are watched; afterwards memory, FDs and temp files must return to
 the baseline within bounds (polled up to ``settle_max_s``), a known-good request must succeed,
 the request served alone before the cases must give the same output again (its own policy, nothing
