@@ -82,7 +82,14 @@ class RunProgress:
             if self.gate is not None and (self.gate.name, self.gate.row) == (
                 result.gate_id, result.row
             ):
-                self.gate = None
+                # Another launch group's gate may still run: it is what is under way now.
+                self.gate = self._longest_running()
+
+    def _longest_running(self) -> Activity | None:
+        if not self._running:
+            return None
+        item, since = min(self._running.values(), key=lambda running: running[1])
+        return Activity(item.gate, item.row, since)
 
     def _take(self, gate: str, row: str) -> PlannedItem | None:
         for position, item in enumerate(self._pending):

@@ -93,3 +93,17 @@ def test_the_time_a_measuring_gate_was_away_for_its_start_ups_is_measured_by_kin
     run.observe(GateFinished(away), 60.0)
     run.observe(finished("soak", "soak", 100.0), 160.0)  # a gate that never stepped aside
     assert run.measured().aside_by_kind == {"fault_injection": [40.5]}
+
+
+def test_a_gate_of_the_other_group_is_still_under_way_when_the_latest_one_ends() -> None:
+    # Two launch groups at once: the soak began first, the api-contract on t2v after it and
+    # ended first; the soak is what the run is doing now, not "nothing".
+    run = RunProgress()
+    run.observe(PLAN, 0.0)
+    run.observe(GateStarted("soak", ROW), 10.0)
+    run.observe(GateStarted("api-contract", "model=m;task=t2v"), 20.0)
+    run.observe(finished("api-contract", "api_contract", 5.0, "model=m;task=t2v"), 25.0)
+    assert run.gate is not None
+    assert (run.gate.name, run.gate.row, run.gate.since) == ("soak", ROW, 10.0)
+    run.observe(finished("soak", "soak", 30.0), 40.0)
+    assert run.gate is None
