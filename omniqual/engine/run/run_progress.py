@@ -67,7 +67,9 @@ class RunProgress:
             taken = self._take(event.gate, event.row)
             if taken is not None:
                 self._running[(event.gate, event.row)] = (taken, now)
-        elif isinstance(event, GateProgress) and self.gate is not None:
+        elif (isinstance(event, GateProgress) and self.gate is not None
+              and self.gate.name == event.gate):  # fmt: skip
+            # Another launch group's gate reports too: its note is not this gate's.
             self.gate = replace(self.gate, note=event.message)
         elif isinstance(event, GateFinished):
             result = event.result

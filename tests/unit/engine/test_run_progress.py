@@ -107,3 +107,14 @@ def test_a_gate_of_the_other_group_is_still_under_way_when_the_latest_one_ends()
     assert (run.gate.name, run.gate.row, run.gate.since) == ("soak", ROW, 10.0)
     run.observe(finished("soak", "soak", 30.0), 40.0)
     assert run.gate is None
+
+
+def test_a_progress_note_stays_with_the_gate_that_sent_it() -> None:
+    run = RunProgress()
+    run.observe(PLAN, 0.0)
+    run.observe(GateStarted("soak", ROW), 10.0)
+    run.observe(GateStarted("api-contract", "model=m;task=t2v"), 20.0)
+    run.observe(GateProgress("soak", "phase near", 0.5), 30.0)
+    assert run.gate is not None and run.gate.name == "api-contract" and run.gate.note == ""
+    run.observe(GateProgress("api-contract", "case 3 of 9", 0.3), 31.0)
+    assert run.gate.note == "case 3 of 9"
