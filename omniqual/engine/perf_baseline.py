@@ -24,14 +24,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from omniqual.checks.perf.judge import host_fit
 from omniqual.checks.perf.params import PerfParams
 from omniqual.domain.axes import RowKey, Selector
 from omniqual.domain.result import GateResult
+from omniqual.engine.perf_baseline_note import resolution_note
 from omniqual.evidence.run_reader import read_run
 from omniqual.loadgen.host_speed import CHANGED_DURING, CONTENDED
-from omniqual.loadgen.regression import Direction, Spread, compare_launches, resolution
-from omniqual.loadgen.trend import student_t_quantile
+from omniqual.loadgen.sessions import (
+    SessionLaunch,
+    session_resolution,
+    sessions,
+)
 from omniqual.specs.perf_baseline import (
     MIN_LAUNCHES,
     BaselineEvidence,
@@ -240,9 +243,8 @@ def plan_update(results: Sequence[GateResult], directory: Path, owner: str | Non
     workloads = {launch.probe_workload for launch in launches} | (
         {old.evidence.host_probe_workload} if kept and old is not None else set())  # fmt: skip
     probed = None not in probes and len(workloads) == 1
-    means = [statistics.fmean(m.values) for m in each]
     newest = next(launch for launch in launches if launch.result is latest)
-    stated = _resolution(newest, [m.values for m in each], means)
+    stated = _resolution(newest, each)
     held = threshold if threshold is not None else old.threshold if old else DEFAULT_THRESHOLD
     if held < stated.min_threshold:
         floor = math.ceil(stated.min_threshold * 100) / 100
@@ -277,16 +279,18 @@ def plan_update(results: Sequence[GateResult], directory: Path, owner: str | Non
     return BaselineUpdate(path, old, new, tuple(baseline_diff(old, new)))
 
 
-def _resolution(run: _Launch, launches: Sequence[Sequence[float]],
-                means: Sequence[float]) -> BaselineResolution:  # fmt: skip
-    """What the launches can resolve with ``run``'s (the latest result's) launches per run,
-    repetitions per launch and confidence (see :mod:`omniqual.loadgen.regression`)."""
+def _resolution(run: _Launch, each: Sequence[_Measured]) -> BaselineResolution:
+    """What the launches (``each``, grouped by run into sessions) can resolve with ``run``'s (the
+    latest result's) launches per run, repetitions per launch and confidence (see
+    :mod:`omniqual.loadgen.sessions`)."""
+    launches = [m.values for m in each]
     reps = run.repetitions_per_launch or min(len(v) for v in launches)
     # One repetition's spread within a launch, pooled over the launches.
     within = sum((len(v) - 1) * statistics.variance(v) for v in launches)
     within_sd = math.sqrt(within / sum(len(v) - 1 for v in launches))
-    half = resolution(Spread.of(means), within_sd=within_sd, per_run=run.per_run,
-                      repetitions=reps, confidence=run.confidence)  # fmt: skip
+    groups = sessions([SessionLaunch(m.run_id, statistics.fmean(m.values)) for m in each])
+    half = session_resolution(groups, within_sd=within_sd, per_run=run.per_run,
+                              repetitions=reps, confidence=run.confidence)  # fmt: skip
     return BaselineResolution(launches_per_run=run.per_run, repetitions_per_launch=reps,
                               confidence=run.confidence, min_threshold=half,
                               detects=half)  # fmt: skip
@@ -324,63 +328,3 @@ def _floats(value: object) -> list[float]:
     if not isinstance(value, Sequence) or isinstance(value, str):
         return []
     return [float(v) for v in value if isinstance(v, int | float)]
-
-
-def within_launch_sd(evidence: BaselineEvidence) -> float:
-    """One repetition's spread within a launch, pooled over the baseline's launches: the total
-    spread of its repetitions less that of its launch means (whatever order they are kept in)."""
-    values, launches = evidence.repetitions, evidence.launches
-    grand = statistics.fmean(values)
-    total = sum((v - grand) ** 2 for v in values)
-    between = sum(x.repetitions * (x.mean - grand) ** 2 for x in launches)
-    return math.sqrt(max(0.0, total - between) / max(1, len(values) - len(launches)))
-
-
-def resolution_note(baseline: PerfBaseline) -> str:
-    """The arithmetic behind the baseline's ``resolution``, for the reviewer of its file."""
-    stated = baseline.resolution
-    if stated is None or len(baseline.evidence.launches) < 2:
-        return ""
-    means = Spread.of([x.mean for x in baseline.evidence.launches])
-    s_w = within_launch_sd(baseline.evidence)
-    m, r, n = stated.launches_per_run, stated.repetitions_per_launch, means.count
-    direction = Direction(baseline.direction)
-
-    def typical(factor: float) -> tuple[float, float, int | None]:
-        runs = [Spread(r, means.mean * factor, s_w * factor)] * m
-        c = compare_launches(runs, means, threshold=baseline.threshold, direction=direction,
-                             confidence=stated.confidence)  # fmt: skip
-        return c.low, c.high, c.df
-
-    low, high, df = typical(1.0)
-    slow_low, slow_high, _ = typical(1.3 if direction is Direction.LOWER else 1 / 1.3)
-    t, h = baseline.threshold, stated.min_threshold
-    se = math.sqrt(means.stdev**2 * (1 / m + 1 / n) + s_w**2 / (r * m)) / means.mean
-    quantile = student_t_quantile((1 + stated.confidence) / 2, df) if df else 0.0
-    beyond = slow_low > t if direction is Direction.LOWER else slow_high < -t
-    return (
-        f"Resolution (what this baseline can tell apart): its {n} launch means average "
-        f"{means.mean:.4g} {baseline.unit}\n"
-        f"  with s_L = {means.stdev:.3g} ({means.stdev / means.mean:.1%}); one repetition's "
-        f"spread within a launch s_w = {s_w:.3g} ({s_w / means.mean:.1%}).\n"
-        f"A run of m = {m} launch(es) of r = {r} repetitions is read against them with half-width\n"
-        f"  t({(1 + stated.confidence) / 2:g}, df {df}) * sqrt(s_L^2 * (1/{m} + 1/{n}) + "
-        f"s_w^2 / ({r} * {m})) / mean = {quantile:.3f} * {se:.2%} = {h:.1%}.\n"
-        f"Unchanged server, typical run: [{low:+.1%}, {high:+.1%}], inside the {t:.0%} "
-        f"threshold: passed.\n"
-        f"30% slower, typical run: [{slow_low:+.1%}, {slow_high:+.1%}]: "
-        f"{'beyond the threshold: failed' if beyond else 'not beyond the threshold: undecided'}.\n"
-        f"Smallest threshold it can hold: {h:.1%}; smallest regression a typical run fails at "
-        f"{t:.0%}: {t:.0%} + {h:.1%} = {stated.detects:.1%}."
-    ) + _fit_lines(baseline)
-
-
-def _fit_lines(baseline: PerfBaseline) -> str:
-    fit = host_fit(baseline)
-    if fit is None:
-        return ""
-    return (f"\nHost fit: its launches followed the reference workload read beside them with a "
-            f"slope of {fit.slope:.2f} (± {fit.slope_se:.2f}),\n  leaving s = "
-            f"{fit.residual_sd:.1%} between launches; a run on a host reading slower than their "
-            f"{math.exp(fit.probe_log) * 1e3:.3g} ms\n  is passed only against their mean at its "
-            "own reading (slope held to [0, 1]).")

@@ -1,5 +1,7 @@
 """How far a server's launches followed the host's reference workload, measured on the launches
-a baseline was set from, and the interval it gives a run on a host that reads slower.
+a baseline was set from, and the interval it gives a run on a host that reads slower. The perf
+gate fits the baseline's sessions (each run's launches as one: their mean and their mean log
+reading, :mod:`omniqual.loadgen.sessions`) and judges a run as one (``m = 1``).
 
 A baseline's launches each carry their mean and the median of the reference workload read
 beside them (:mod:`omniqual.loadgen.host_speed`). Fitted on logarithms, ``log mean = a + b *
@@ -90,7 +92,7 @@ class HostFit:
         return statistics.fmean(math.log(p) for p in probes) >= self.probe_log
 
     def describe(self) -> str:
-        return (f"the baseline's {self.count} launches followed its reference workload with a "
+        return (f"the baseline's {self.count} sessions followed its reference workload with a "
                 f"slope of {self.slope:.2f} (± {self.slope_se:.2f})")  # fmt: skip
 
 

@@ -26,7 +26,10 @@ set from ``n`` launches (the mean of each, sample deviation ``s_L``), a run of `
 launches (:func:`compare_launches`) is read as the mean of its launch means, and the baseline
 side is the launches' mean with the spread of the mean of ``m`` *new* launches around it,
 ``s_L**2 * (1/m + 1/n)`` (a prediction interval, ``n - 1`` degrees of freedom): ``m`` launches
-shrink the new run's term by ``sqrt(m)``. Each launch's own scatter (its repetitions' spread
+shrink the new run's term by ``sqrt(m)`` when they are independent of each other. Launches of
+one run are not (they share their host's state): the perf gate passes the run as one unit
+against the baseline's sessions (:mod:`omniqual.loadgen.sessions`), so ``m = 1`` there and
+``n`` counts sessions. Each launch's own scatter (its repetitions' spread
 over their count, over ``m**2``) is added besides; ``s_L`` already holds the within-launch
 scatter of each launch's mean, so the interval is conservative, never narrower than the host
 allows. One launch (``m = 1``) is :func:`compare` with ``launches``.
@@ -206,7 +209,7 @@ def _adjusted(runs: Sequence[Spread], probes: Sequence[float], fit: HostFit, thr
     taken = (f"taken as {used:.2f}" if slope is None
              else f"taken at the upper end of its interval, {used:.2f}")  # fmt: skip
     why = (f"adjusted for a host reading {math.expm1(a.host_log):+.1%} against the fit's "
-           f"launches: {fit.describe()}, {taken}")  # fmt: skip
+           f"sessions: {fit.describe()}, {taken}")  # fmt: skip
     return Comparison(math.expm1(a.log_change), low, high, confidence, df, threshold, direction,
                       _decision(low, high, threshold, direction), host_slope=used,
                       adjusted_by=why)  # fmt: skip

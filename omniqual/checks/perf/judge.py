@@ -8,11 +8,15 @@ never a verdict from a stranger's numbers. Nor does one set from fewer than
 differ is what a run's launches are read against. Nor one whose metric is a percentile that a
 repetition's sample count cannot support (the sample-sufficiency rule of soak and bench,
 :mod:`omniqual.loadgen.sufficiency`): a p99 of 20 requests is no claim to judge. The comparison
-itself is :func:`omniqual.loadgen.regression.compare_launches` (a prediction interval for the
-mean of the run's launches against the owner's threshold, with the host's term where it
-differs).
+itself is :func:`omniqual.loadgen.regression.compare_launches` with the run as one session
+against the baseline's sessions (:mod:`omniqual.loadgen.sessions`: launches of one run share
+their host's state, so their number narrows only the run's own term), a prediction interval
+against the owner's threshold, with the host's term where it differs. A baseline needs
+:data:`~omniqual.specs.perf_baseline.MIN_LAUNCHES` sessions as well as launches.
 """
 
+import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +33,13 @@ from omniqual.loadgen.regression import (
     Spread,
     compare_launches,
     launches_cannot_decide,
+)
+from omniqual.loadgen.sessions import (
+    Session,
+    SessionLaunch,
+    one_session,
+    session_spread,
+    sessions,
 )
 from omniqual.loadgen.sufficiency import DEFAULT_CONFIDENCE, required_samples
 from omniqual.specs.perf_baseline import (
@@ -114,28 +125,46 @@ def find_baseline(
             f"{'' if launches == 1 else 'es'}, at least {MIN_LAUNCHES} are needed to know how "
             "far launches of one build differ (re-set it with `omniqual perf baseline update "
             "--from RUN_DIR` once per launch)"))  # fmt: skip
+    runs = len(baseline_sessions(baseline))
+    if runs < MIN_LAUNCHES:
+        return BaselineLookup(path, None, (
+            f"{FEW_LAUNCHES}: {path} was set from {runs} run{'' if runs == 1 else 's'} (host "
+            f"sessions), at least {MIN_LAUNCHES} are needed to know how far sessions of one "
+            "build differ (add runs with `omniqual perf baseline update --from RUN_DIR --add`)"))
     return BaselineLookup(path, baseline, None)
 
 
 def judge(launches: list[list[float]], baseline: PerfBaseline, confidence: float,
           host: HostRatio | None = None, probes: Sequence[float] = ()) -> Comparison:  # fmt: skip
-    """The run's launches (each its repetitions of the baseline's metric) against the baseline's
-    launches (:func:`find_baseline` hands out only baselines with enough of them); ``probes``:
-    each launch's reference workload reading, when comparable with the baseline's."""
-    return compare_launches([Spread.of(values) for values in launches], _launch_means(baseline),
+    """The run's launches (each its repetitions of the baseline's metric), as one session,
+    against the baseline's sessions (:func:`find_baseline` hands out only baselines with enough
+    of them); ``probes``: each launch's reference workload reading, when comparable with the
+    baseline's."""
+    return compare_launches([one_session([Spread.of(values) for values in launches])],
+                            session_spread(baseline_sessions(baseline)),
                             threshold=baseline.threshold,
                             direction=Direction(baseline.direction), confidence=confidence,
-                            host=host, fit=host_fit(baseline), probes=probes)  # fmt: skip
+                            host=host, fit=host_fit(baseline),
+                            probes=session_probe(probes))  # fmt: skip
+
+
+def baseline_sessions(baseline: PerfBaseline) -> tuple[Session, ...]:
+    """The baseline's launches grouped by the run they were measured in."""
+    return sessions([SessionLaunch(x.run_id, x.mean, x.host_probe_s)
+                     for x in baseline.evidence.launches])  # fmt: skip
+
+
+def session_probe(probes: Sequence[float]) -> list[float]:
+    """A run's readings (one per launch) as its session's one reading (their log mean)."""
+    if not probes or min(probes) <= 0:
+        return []
+    return [math.exp(statistics.fmean(math.log(p) for p in probes))]
 
 
 def host_fit(baseline: PerfBaseline) -> HostFit | None:
-    """How the baseline's launches followed the reference workload read beside them."""
-    launches = baseline.evidence.launches
-    return HostFit.of([x.host_probe_s or 0.0 for x in launches], [x.mean for x in launches])
-
-
-def _launch_means(baseline: PerfBaseline) -> Spread:
-    return Spread.of([launch.mean for launch in baseline.evidence.launches])
+    """How the baseline's sessions followed the reference workload read beside them."""
+    groups = baseline_sessions(baseline)
+    return HostFit.of([s.probe_s or 0.0 for s in groups], [s.mean for s in groups])
 
 
 def repetitions_cannot_decide(
@@ -143,19 +172,17 @@ def repetitions_cannot_decide(
     host: HostRatio | None = None, probes: Sequence[float] = (),
 ) -> str | None:  # fmt: skip
     """Why no further repetition of the run's last launch could decide against ``baseline``
-    (the spread of its launches, and the host's term, keep the interval across the threshold
-    wherever the last launch may settle), or None."""
-    spread = _launch_means(baseline)
-    earlier = [Spread.of(values).mean for values in launches[:-1]]
-    floor = launches_cannot_decide(Spread.of(launches[-1]), spread,
-                                   threshold=baseline.threshold,
+    (the spread of its sessions, and the host's term, keep the interval across the threshold
+    wherever the run's session mean may settle), or None."""
+    spread = session_spread(baseline_sessions(baseline))
+    floor = launches_cannot_decide(one_session([Spread.of(values) for values in launches]),
+                                   spread, threshold=baseline.threshold,
                                    direction=Direction(baseline.direction),
-                                   confidence=confidence, earlier=earlier, host=host,
-                                   fit=host_fit(baseline), probes=probes)  # fmt: skip
+                                   confidence=confidence, host=host, fit=host_fit(baseline),
+                                   probes=session_probe(probes))  # fmt: skip
     if floor is None:
         return None
-    runs = "a new launch's" if len(launches) == 1 else f"the mean of {len(launches)} launches'"
     hosted = " and the host's term" if host is not None and host.differs(confidence) else ""
-    return (f"more cannot decide: the spread of the baseline's {spread.count} launches alone "
-            f"keeps {runs} interval at least ±{floor:.1%} wide{hosted}, and this run's mean "
-            "cannot settle far enough from the threshold")
+    return (f"more cannot decide: the spread of the baseline's {spread.count} sessions alone "
+            f"keeps a new session's interval at least ±{floor:.1%} wide{hosted}, and this run's "
+            "mean cannot settle far enough from the threshold")

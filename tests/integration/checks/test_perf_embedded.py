@@ -5,9 +5,13 @@ The gate launches the recipe the baseline was set on itself, as the engine lets 
 for fresh launches: ``launches`` of them, each stopped before the next), and the run's
 provenance is measured as the engine measures it (checkpoint manifest hash, serve config hash),
 so the baseline judges it; the gate never says ``no baseline``. The unchanged server passes; the
-same gate fails on servers made 30 % slower: each launch behind a proxy that holds every answer
-back by 0.3 times the time the server took for it (:mod:`tests.integration.embedded.slowing_proxy`),
-the server's own process tree still the one the gate reads.
+same gate fails on servers made twice as slow: each launch behind a proxy that holds every answer
+back by the time the server took for it (:mod:`tests.integration.embedded.slowing_proxy`), the
+server's own process tree still the one the gate reads. Twice, not 30 %: a run is one host
+session against the baseline's sessions (:mod:`omniqual.loadgen.sessions`), and the AMD EPYC
+class's sessions spread 6.9 %, so its baseline holds 20 % and fails a typical regression from
+39 % on; on one of its hosts an unchanged server read 15-19 % faster than the baseline's mean,
+where 30 % slower reads +6 % to +15 %, inconclusive, and twice as slow +60 % or more.
 
 Baselines are per CPU class (a server ran twice as fast on an AMX guest as on the AMD guest that
 set the first one, while the reference workload read 10 % slower): on a host of a class no
@@ -188,9 +192,9 @@ def test_perf_gate_on_sd3_tiny_against_the_committed_baseline(
     launched = [(x.get("host_probe_s"), x.get("mean")) for x in perf.get("launches") or []]
     assert outcome is GateOutcome.PASSED, f"{'; '.join(reasons)}; launches {launched}"
     slowed, perf_slow, reasons_slow, _ = run_gate(prepared, tmp_path / "slowed",
-                                                  slower_by=0.3,
+                                                  slower_by=1.0,
                                                   baselines=baselines)  # fmt: skip
-    record_property("perf_slowed_30pct", f"{slowed.value} {perf_slow['comparison']}")
+    record_property("perf_slowed_2x", f"{slowed.value} {perf_slow['comparison']}")
     record_property("perf_slowed_reasons", "; ".join(reasons_slow))
     comparison = perf_slow["comparison"]
     assert isinstance(comparison, dict)

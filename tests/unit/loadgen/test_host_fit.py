@@ -118,7 +118,7 @@ def test_the_adjusted_interval_says_what_it_credited_the_host_with() -> None:
                          probes=[probe] * 3)  # fmt: skip
     assert c.host_slope == fit.used_slope
     assert c.adjusted_by is not None and "slope" in c.describe()
-    assert f"{len(PROBES)} launches" in c.describe()
+    assert f"{len(PROBES)} sessions" in c.describe()
 
 
 def test_more_repetitions_are_not_refused_while_the_fit_may_still_pass_the_run() -> None:

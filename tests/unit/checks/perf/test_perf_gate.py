@@ -174,8 +174,8 @@ def test_twenty_percent_slower_on_a_faster_launch_never_passes(tmp_path: Path) -
     assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
     # The launches alone keep the interval across the threshold: it stops at the minimum.
     assert outcome.reasons[0].startswith("inconclusive after 3 repetitions (more cannot decide: "
-                                         "the spread of the baseline's 5 launches alone keeps a "
-                                         "new launch's interval at least ±13.6% wide")  # fmt: skip
+                                         "the spread of the baseline's 5 sessions alone keeps a "
+                                         "new session's interval at least ±13.6% wide")  # fmt: skip
     assert outcome.effective["perf"]["comparison"]["high"] > 0.10
 
 

@@ -147,7 +147,7 @@ def test_a_slower_host_is_read_through_the_baselines_own_launches(tmp_path: Path
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     comparison = document(outcome, harness)["judgement"]["comparison"]
     assert comparison["host_slope"] == pytest.approx(1.0, abs=0.05)
-    assert "5 launches followed its reference workload" in comparison["adjusted_by"]
+    assert "5 sessions followed its reference workload" in comparison["adjusted_by"]
     named = {m.name: m.value for m in outcome.measurements}
     assert named["host_fit_slope"] == comparison["host_slope"]
     unread = {"host_probe_s": 0.010, "launch_means": FOLLOWING_MEANS}
