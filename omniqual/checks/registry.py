@@ -23,6 +23,7 @@ BUILTIN: dict[str, str] = {
     "perf": "omniqual.checks.perf:PerfCheck",
     "cache_tiers": "omniqual.checks.cache_tiers:CacheTiersCheck",
     "step_ab": "omniqual.checks.step_ab:StepAbCheck",
+    "perf_ab": "omniqual.checks.perf_ab:PerfAbCheck",
     "startup": "omniqual.checks.startup:StartupCheck",
 }
 

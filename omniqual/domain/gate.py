@@ -78,6 +78,12 @@ class GateSpec(BaseModel):
         "host too slow for this workload`. Unset: no budget.",
     )
     params: dict[str, JsonValue] = Field(default_factory=dict)
+    decides_rows: bool = Field(
+        default=True,
+        description="False: a comparison run on request (`omniqual gate run`) on any row its "
+        "applies_to matches. Its results are recorded and reported, but no matrix row may list "
+        "it and none of its results decides a row's state.",
+    )
 
     @property
     def ci_levels(self) -> tuple[CiLevel, ...]:

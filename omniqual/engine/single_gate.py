@@ -156,7 +156,7 @@ def _selected_rows(
         for row in loaded.matrix.rows
         if selector.matches(row.key)
         and gate.selector.matches(row.key)
-        and gate_id in wanted_gates(row.spec)
+        and (gate_id in wanted_gates(row.spec) or not gate.spec.decides_rows)
         and (is_url or row.spec.recipe == target)
     ]
     if not selected:

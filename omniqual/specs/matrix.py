@@ -84,6 +84,9 @@ def _check_row_spec(
             if gate not in gate_ids:
                 known = ", ".join(sorted(gate_ids)) or "none"
                 problems.append(doc.problem(where, f"unknown gate {gate!r} (known: {known})"))
+            elif not getattr(getattr(gate_ids[gate], "spec", None), "decides_rows", True):
+                problems.append(doc.problem(where, f"gate {gate!r} decides no row's state (a "
+                                                   "comparison run on request): no row lists it"))
     problems += floor_problems(doc, loc, spec, gate_ids)
     overlap = set(spec.requires) & set(spec.unsupported_by)
     if overlap:

@@ -5,8 +5,8 @@ beside other groups' work, a promise that none of them judges anything of a star
 from omniqual.checks.registry import BUILTIN, measures, resolve, shares_start_ups
 
 MEASURING = {"soak", "abort", "offload_sweep", "fails_fast", "fails_fast_request", "perf",
-             "step_ab", "cache_tiers", "fault_injection", "startup"}
-SHARING_START_UPS = {"step_ab", "cache_tiers", "perf"}
+             "perf_ab", "step_ab", "cache_tiers", "fault_injection", "startup"}
+SHARING_START_UPS = {"step_ab", "cache_tiers", "perf", "perf_ab"}
 
 
 def test_the_kinds_that_measure_time_or_memory_say_so() -> None:

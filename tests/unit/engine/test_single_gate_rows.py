@@ -139,3 +139,18 @@ def test_a_url_result_carries_what_the_server_reported(
     assert provenance.model == "m" and provenance.vllm_version == "0.30.0"
     assert provenance.vllm_omni_version == UNKNOWN and provenance.checkpoint_sha256 == UNKNOWN
     assert provenance.serve_config_sha256 == UNKNOWN and provenance.serve_argv == ()
+
+
+def test_a_gate_that_decides_no_row_runs_on_rows_that_do_not_list_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A comparison run on request: no row lists it, `gate run` still runs it on the rows asked.
+    (project / "gates" / "compare.yaml").write_text(
+        "id: compare\nkind: scripted\nversion: 1\ndecides_rows: false\n")  # fmt: skip
+    _served(monkeypatch, "m")
+    results = asyncio.run(
+        run_single_gate("compare", URL, "task=t2i", matrix=Path("matrices/m.yaml"),
+                        evidence_root=Path("runs"), command=["t"])
+    )  # fmt: skip
+    assert [r.row for r in results] == ["model=m;task=t2i;quantization=none;hardware=cpu"]
+    assert [r.gate_id for r in results] == ["compare"]

@@ -24,6 +24,7 @@ EXPECTED = {
     "offload-sweep": Track.PERFORMANCE,
     "offload-sweep-gpu": Track.PERFORMANCE,
     "perf": Track.PERFORMANCE,
+    "perf-ab": Track.PERFORMANCE,
     "step-ab": Track.PERFORMANCE,
     "cache-tiers": Track.PERFORMANCE,
     "abort": Track.RELIABILITY,

@@ -233,3 +233,20 @@ def test_every_shipped_matrix_row_meets_the_floor() -> None:
                 and r.key.get("model") == "qwen-image-tiny")  # fmt: skip
     parent = loaded.parent_of(step)
     assert parent is not None and parent.get("execution") == "serial/1"
+
+
+def test_a_row_cannot_list_a_gate_that_decides_no_row(tmp_path: Path) -> None:
+    # A comparison run on request (an A/A pass says nothing of the build) never counts for a row.
+    gates_dir = tmp_path / "gates"
+    gates_dir.mkdir()
+    (gates_dir / "ab.yaml").write_text("id: ab\nkind: perf_ab\nversion: 1\ndecides_rows: false\n")
+    (tmp_path / "axes.yaml").write_text((MINI / "matrices" / "axes.yaml").read_text())
+    path = tmp_path / "ab.yaml"
+    path.write_text(
+        "name: ab\ndefaults: {hardware: cpu}\nrows:\n"
+        "  - key: {model: m, task: t2i, quantization: none}\n"
+        "    requires: [ab]\n"
+    )
+    known = dict(load_gates(gates_dir, load_catalog(tmp_path / "axes.yaml")))
+    with pytest.raises(SpecError, match=r"ab.yaml:5: rows.0.requires.0: gate 'ab' decides no row"):
+        load_matrix(path, known)
