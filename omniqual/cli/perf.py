@@ -3,8 +3,8 @@
 ``perf baseline update`` writes a row's baseline from recorded perf results (one run directory
 per run of the gate, at least three, each of one or more server launches; with ``--add``, added
 to the launches the file already holds) and prints the diff
-against the file it replaces with what its launch spread can resolve (exit 0); it refuses
-(exit 2) too few launches, a threshold below the smallest its launch spread can hold (naming
+against the file it replaces with what its sessions can resolve (exit 0); it refuses
+(exit 2) too few launches, a threshold below the smallest its sessions can hold (naming
 the one it can), or to replace a baseline of another serve configuration.
 ``perf params`` turns one case of a vLLM-Omni perf config JSON into the perf gate's ``params``
 block (the gate also reads such a file itself: ``vllm_omni_config``).

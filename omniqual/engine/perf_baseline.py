@@ -10,7 +10,7 @@ are added to them: launches of one session follow one another within minutes on 
 so a baseline that spans days (and the hosts of its class a session lands on) is what a later
 run on any of them should be judged against.
 
-It states what its launch spread can resolve (:func:`omniqual.loadgen.regression.resolution`,
+It states what its sessions can resolve (:func:`omniqual.loadgen.sessions.session_resolution`,
 with the launches per run, repetitions per launch and confidence the latest result's gate used)
 and refuses a threshold below the smallest it can hold, naming that one. It never silently
 replaces a baseline of another serve configuration, row or metric: that is refused with the
@@ -249,7 +249,7 @@ def plan_update(results: Sequence[GateResult], directory: Path, owner: str | Non
     if held < stated.min_threshold:
         floor = math.ceil(stated.min_threshold * 100) / 100
         raise BaselineRefused(
-            f"threshold {held:.0%} is below what this baseline's launch spread can resolve: "
+            f"threshold {held:.0%} is below what this baseline's sessions can resolve: "
             f"with {stated.launches_per_run} launch(es) per run at {stated.confidence:.0%} it "
             f"can hold {floor:.0%} or more (an unchanged server's typical interval is "
             f"±{stated.min_threshold:.1%}); pass --threshold {floor:g} or more, or set it from "

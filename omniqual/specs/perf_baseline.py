@@ -144,7 +144,7 @@ class PerfBaseline(_Block):
     evidence: BaselineEvidence
     resolution: BaselineResolution | None = Field(
         default=None,
-        description="What its launch spread can resolve (written by `perf baseline update`).",
+        description="What its sessions can resolve (written by `perf baseline update`).",
     )
     update_procedure: str = UPDATE_PROCEDURE
 
