@@ -65,6 +65,14 @@ def arm_recipes(ctx: CheckContext,
             reference = load_recipes(ctx.project_root / "runners")[params.reference_recipe].recipe
         except (SpecError, KeyError) as exc:
             return f"reference_recipe {params.reference_recipe!r}: {exc}"
+        # Both arms are launched on the row's prepared checkpoint: a reference of another
+        # model would be measured on this one's weights under its own name.
+        if (reference.pipeline, reference.model) != (base.pipeline, base.model):
+            return (f"reference_recipe {reference.id!r} serves "
+                    f"{reference.pipeline or reference.model!r}, the row's recipe {base.id!r} "
+                    f"{base.pipeline or base.model!r}: both arms run on the row's checkpoint, "
+                    "so the reference must serve the same model (another release, flags or "
+                    "environment of it)")  # fmt: skip
     deadline = params.startup_deadline_s
     return _bounded(base, ARMS[0], deadline), _bounded(reference, ARMS[1], deadline)
 

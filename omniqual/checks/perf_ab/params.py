@@ -11,7 +11,8 @@ class PerfAbParams(PerfParams):
     reference_recipe: str | None = Field(
         default=None,
         description="Id of the launch recipe (in the project's runners/) the row's recipe is "
-        "measured against, e.g. the same model on the release a change is measured from. "
+        "measured against: the same model (both arms run on the row's checkpoint) on the "
+        "release, flags or environment a change is measured from. "
         "None: the row's own recipe, launched twice (an A/A run: whether this host can tell "
         "the threshold apart at all).",
     )  # fmt: skip

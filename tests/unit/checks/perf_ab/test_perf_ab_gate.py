@@ -126,3 +126,32 @@ def test_an_unknown_reference_recipe_is_named(tmp_path: Path) -> None:
     assert outcome.outcome is GateOutcome.INVALID
     assert outcome.reasons[0].startswith("reference_recipe 'no-such-recipe'")
     assert fake.launched == []
+
+
+def _runners(tmp_path: Path, *recipes: str) -> None:
+    (tmp_path / "runners").mkdir()
+    for text in recipes:
+        name = text.split("\n", 1)[0].removeprefix("id: ")
+        (tmp_path / "runners" / f"{name}.yaml").write_text(text)
+
+
+def test_a_named_reference_of_the_same_model_is_the_reference_arm(tmp_path: Path) -> None:
+    _runners(tmp_path, "id: release\ndescription: the release measured from\nkind: embedded\n"
+                       "pipeline: sd3-tiny\n")  # fmt: skip
+    params = PARAMS.model_copy(update={"reference_recipe": "release"})
+    outcome, fake = run(tmp_path, lambda arm, _: 0.13 if arm == "candidate" else 0.10, params)
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    assert fake.launched[:2] == ["fake-sd3--candidate", "release--reference"]
+    assert block(outcome)["recipes"] == {"candidate": "fake-sd3--candidate",
+                                         "reference": "release--reference"}
+
+
+def test_a_reference_of_another_model_is_refused_before_anything_launches(
+        tmp_path: Path) -> None:  # fmt: skip
+    _runners(tmp_path, "id: other\ndescription: another model\nkind: embedded\n"
+                       "pipeline: wan-t2v-tiny\n")  # fmt: skip
+    params = PARAMS.model_copy(update={"reference_recipe": "other"})
+    outcome, fake = run(tmp_path, lambda *_: 0.1, params)
+    assert outcome.outcome is GateOutcome.INVALID
+    assert "must serve the same model" in outcome.reasons[0]
+    assert fake.launched == []
