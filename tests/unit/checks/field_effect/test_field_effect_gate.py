@@ -175,3 +175,39 @@ def test_a_declared_default_that_is_official_again_fails_as_stale(tmp_path: Path
     assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
     (stale,) = _named(outcome, "stale deviation")
     assert "num_inference_steps" in stale and "remove the declaration" in stale
+
+
+def _requests(outcome: CheckOutcome) -> float:
+    (sent,) = [m.value for m in outcome.measurements if m.name == "requests"]
+    return sent
+
+
+def test_a_declared_default_is_stated_alone_not_through_the_bisection(tmp_path: Path) -> None:
+    """The declared steps default stays out of the joint request: the others pass together, and
+    only the declared one is stated alone (with the repeat its noise needs), so four default
+    requests are sent where the bisection of every field sends ten."""
+    fake = FieldFake(defaults={"num_inference_steps": 8})
+    declared, _ = _run(fake, contracts_dir=_declaring(tmp_path), release="0.30.0")
+    undeclared, _ = _run(FieldFake(defaults={"num_inference_steps": 8}))
+    cases = _case_outcomes(declared)
+    assert cases["images-generations/defaults"] is GateOutcome.PASSED
+    (joint,) = [c for c in declared.cases if c.id == "images-generations/defaults"]
+    assert "but those declared to differ (num_inference_steps)" in joint.sent
+    stated = [b for b in fake.bodies
+              if b.get("size") == "48x48" and "num_inference_steps" not in b]  # fmt: skip
+    assert stated, "the joint request states the other defaults, not the declared one"
+    defaulted = 5  # size, n, num_inference_steps, guidance_scale, response_format
+    assert _requests(undeclared) - _requests(declared) == defaulted - 1
+
+
+def test_an_undeclared_default_still_fails_beside_a_declared_one(tmp_path: Path) -> None:
+    fake = FieldFake(defaults={"num_inference_steps": 8, "guidance_scale": 3.0})
+    outcome, _ = _run(fake, contracts_dir=_declaring(tmp_path), release="0.30.0")
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    (differs,) = _named(outcome, "default_differs")
+    assert "guidance_scale" in differs
+    cases = _case_outcomes(outcome)
+    assert cases["images-generations/defaults"] is GateOutcome.FAILED
+    assert cases["images-generations/default/guidance_scale"] is GateOutcome.FAILED
+    assert cases["images-generations/default/size"] is GateOutcome.PASSED
+    assert outcome.limitations  # the declared steps default is still found, as declared
