@@ -1,6 +1,9 @@
-"""The official implementation, run offline on the served requests (SKILL Gate 1.2).
+"""The official implementation, run offline on the served requests (SKILL Gate 1.2), or vLLM-Omni's
+own offline engine on them (SKILL G0-08: the offline path normalizes as the served one does).
 
-:mod:`omniqual.deploy.reference_pipeline` runs in one subprocess of the target's interpreter per
+:mod:`omniqual.deploy.reference_pipeline` (the official pipeline) or
+:mod:`omniqual.deploy.offline_pipeline` (``vllm_omni.Omni``, the job's ``engine``) runs in one
+subprocess of the target's interpreter per
 call (torch never loads in the omniqual process, and the pipeline loads once for all cases): it
 builds the diffusers pipeline class the model's contract names from the local checkpoint, runs
 each case with the served request's seed, steps, guidance, shape and dtype, and writes the media
@@ -16,15 +19,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from omniqual.domain.recipe import FlagValue
 
 logger = logging.getLogger(__name__)
 
 PIPELINE_MODULE = "omniqual.deploy.reference_pipeline"
+OFFLINE_MODULE = "omniqual.deploy.offline_pipeline"
+Engine = Literal["official", "offline"]
 _TAIL_LINES = 6
 _CLASS = re.compile(r"\b([A-Z][A-Za-z0-9]*Pipeline)\b")
 
@@ -61,6 +69,14 @@ class ReferenceJob(_Frozen):
     device: str = "cpu"
     out_dir: str
     cases: tuple[ReferenceCase, ...]
+    engine: Engine = Field(
+        default="official", description="official: the diffusers pipeline; offline: vLLM-Omni's "
+        "Omni entrypoint in process, built with engine_args.",
+    )  # fmt: skip
+    engine_args: dict[str, JsonValue] = Field(
+        default_factory=dict, description="Omni(model, **engine_args): the serve flags, as "
+        "keyword arguments (offline only).",
+    )  # fmt: skip
 
 
 class ReferenceOutput(_Frozen):
@@ -119,6 +135,21 @@ def official_class(official: str) -> str:
     return found.group(1)
 
 
+def offline_engine_args(flags: Mapping[str, FlagValue]) -> dict[str, JsonValue]:
+    """A recipe's serve flags as ``Omni`` keyword arguments, the way vLLM's CLI maps them onto its
+    engine arguments (``--model-class-name X`` -> ``model_class_name="X"``, a bare flag ->
+    ``True``, an unset or false one left out). Raises ValueError for a flag holding a launch
+    placeholder (``{port}``, ``{recipe_dir}``): the offline engine has no launch to fill it."""
+    args: dict[str, JsonValue] = {}
+    for name, value in flags.items():
+        if value is None or value is False:
+            continue
+        if isinstance(value, str) and "{" in value:
+            raise ValueError(f"the serve flag --{name} holds a launch placeholder ({value!r})")
+        args[name.replace("-", "_")] = value
+    return args
+
+
 def torch_dtype(name: str) -> str:
     """A row or recipe dtype (``bf16``, ``fp32``, ``bfloat16``) as a torch attribute name."""
     aliases = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32",
@@ -135,10 +166,11 @@ def run_reference(
     out_dir.mkdir(parents=True, exist_ok=True)
     job_path, result_path, log_path = (out_dir / n for n in ("job.json", "result.json", "run.log"))
     job_path.write_text(job.model_dump_json(indent=1), encoding="utf-8")
-    argv = (interpreter, "-m", PIPELINE_MODULE, str(job_path), str(result_path))
+    module = OFFLINE_MODULE if job.engine == "offline" else PIPELINE_MODULE
+    argv = (interpreter, "-m", module, str(job_path), str(result_path))
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1",
                 "TRANSFORMERS_OFFLINE": "1", **env}  # fmt: skip
-    logger.info("running the official %s on %d case(s)", job.pipeline_class, len(job.cases))
+    logger.info("running the %s %s on %d case(s)", job.engine, job.pipeline_class, len(job.cases))
     started = time.monotonic()
     with log_path.open("ab") as handle:
         try:

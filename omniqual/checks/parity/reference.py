@@ -12,6 +12,11 @@ recorded; a mismatch beyond the modality's tolerance fails the gate. A reference
 run, a reference case that raised, or a reference directory that does not verify or was made
 from other requests makes the gate ``invalid``: nothing was measured against the official side.
 So does a request set that leaves no case to compare: a gate never passes on nothing compared.
+
+With ``implementation: offline`` the other side is vLLM-Omni's own offline engine
+(``Omni.generate``, :mod:`omniqual.deploy.offline_pipeline`) built with the recipe's serve flags
+on the local checkpoint (SKILL G0-08: the offline and served paths normalize a request alike); a
+reference directory holds official outputs and is never read for it.
 """
 
 import json
@@ -37,9 +42,11 @@ from omniqual.checks.parity.requests import ParityCase, ParityRequests, parity_c
 from omniqual.client import ClientError
 from omniqual.compare.tolerance import ParityTolerance
 from omniqual.deploy.reference_runner import (
+    Engine,
     ReferenceRunError,
     ReferenceRunner,
     official_class,
+    offline_engine_args,
     run_reference,
     torch_dtype,
 )
@@ -51,6 +58,11 @@ from omniqual.specs.contracts import contract_path, load_contract
 from omniqual.specs.source import SpecError
 
 Kind = Literal["image", "video", "audio"]
+_SIDE: dict[Engine, str] = {"official": "the official pipeline", "offline": "the offline engine"}
+_REFERENCE_ROW: dict[Engine, str] = {
+    "official": "the official implementation (diffusers), same checkpoint",
+    "offline": "vLLM-Omni's offline engine (Omni.generate), same checkpoint and serve flags",
+}
 _MEDIA_SUFFIX = {"image": "png", "video": "mp4", "audio": "wav"}
 
 
@@ -65,6 +77,10 @@ class ReferenceParityParams(CheckParams):
         "local checkpoint, else <references_dir>/<model>.",
     )  # fmt: skip
     references_dir: str = ".omniqual/references"
+    implementation: Engine = Field(
+        default="official", description="official: the diffusers pipeline the contract names; "
+        "offline: vLLM-Omni's Omni.generate on the local checkpoint with the recipe's flags.",
+    )  # fmt: skip
     python: str | None = Field(default=None, description="The target environment's interpreter.")
     env: dict[str, str] = Field(default_factory=dict)
     dtype: str | None = Field(default=None, description="Default: the recipe's, else the row's.")
@@ -147,7 +163,8 @@ class ReferenceParityCheck:
         cases: tuple[ParityCase, ...],
         artifacts: list[Artifact],
     ) -> tuple[ReferenceSet, dict[str, object]]:
-        directory = self._reference_dir(ctx, params, contract.model)
+        offline = params.implementation == "offline"
+        directory = None if offline else self._reference_dir(ctx, params, contract.model)
         if directory is not None:
             loaded = load_reference_dir(directory)
             manifest = loaded.manifest
@@ -173,18 +190,23 @@ class ReferenceParityCheck:
                 "reference_scheduler": manifest.scheduler, "generator": manifest.generator,
             }  # fmt: skip
         checkpoint = ctx.target.checkpoint_dir
+        recipe = ctx.target.recipe
+        if offline and (checkpoint is None or not checkpoint.is_dir()):
+            raise ReferenceDirError("the offline engine runs on the target's local checkpoint, "
+                                    "and this target's is not local")  # fmt: skip
         if checkpoint is None or not checkpoint.is_dir():
             raise ReferenceDirError(
                 f"the target's checkpoint is not local and no reference directory exists (looked"
                 f" for {Path(params.references_dir) / contract.model}); make one with"
                 f" `omniqual reference build`"
             )
-        recipe = ctx.target.recipe
+        engine_args = offline_engine_args(recipe.flags) if offline and recipe else {}
         live = await run_live(
             self.runner, contract, params.requests, checkpoint=checkpoint,
             dtype=self._dtype(ctx, params) or "bfloat16", device=params.device,
             python=params.python, env={**(recipe.effective_env() if recipe else {}), **params.env},
             timeout_s=params.reference_timeout_s, reuse=self.runner is run_reference,
+            engine=params.implementation, engine_args=engine_args,
         )  # fmt: skip
         artifacts.append(_json(ctx, live.job_record, "reference-job"))
         if live.log is not None:
@@ -256,7 +278,8 @@ class ReferenceParityCheck:
                 artifacts += self._store_reference(ctx, case, reference.items, reference.media_type)
             if reference is not None and got is not None:
                 judged = judge_case(case.id, case.kind, reference, got,
-                                    params.tolerances.get(case.kind))  # type: ignore[call-overload]  # fmt: skip
+                                    params.tolerances.get(case.kind),  # type: ignore[call-overload]
+                                    _SIDE[params.implementation])  # fmt: skip
                 measurements += judged.measurements
                 metrics[case.id] = [m.model_dump(mode="json") for m in judged.measurements]
                 for index, comparison, beyond in judged.compared:
@@ -290,7 +313,7 @@ class ReferenceParityCheck:
         kinds = sorted({c.kind for c in cases})
         # The run report draws reference | served | difference per output from this block.
         gallery: dict[str, JsonValue] = {
-            "reference_row": "the official implementation (diffusers), same checkpoint",
+            "reference_row": _REFERENCE_ROW[params.implementation],
             "reference_recipe": str(effective.get("reference_source", "")),
             "tolerance": ", ".join(kinds),
             "tolerance_rationale": " | ".join(

@@ -62,12 +62,13 @@ def judge_case(
     reference: ReferenceMedia,
     served: list[bytes],
     tolerance: ParityTolerance | None,
+    side: str = "the official pipeline",
 ) -> CaseJudgement:
     if tolerance is None:
         return CaseJudgement((f"{case_id}: the gate declares no {kind} tolerance",), (), "")
     failures: list[str] = []
     if len(served) != len(reference.items):
-        failures.append(f"{case_id}: served {len(served)} output(s), the official pipeline"
+        failures.append(f"{case_id}: served {len(served)} output(s), {side}"
                         f" {len(reference.items)}")  # fmt: skip
     measurements: list[Measurement] = []
     headlines: list[str] = []

@@ -1,4 +1,5 @@
-"""The official pipeline run live on a local checkpoint: once per checkpoint and request set.
+"""The official pipeline (or vLLM-Omni's offline engine, ``engine``) run live on a local
+checkpoint: once per checkpoint and request set.
 
 One subprocess runs the cases of every endpoint of the model's contract (a recipe serving images
 and chat, or sync and async video, pays for one pipeline load, not one per row). The outcome is
@@ -19,6 +20,7 @@ from pydantic import JsonValue
 from omniqual.checks.parity.reference_source import ReferenceSet, collect, reference_job
 from omniqual.checks.parity.requests import ParityCase, ParityRequests, parity_cases
 from omniqual.deploy.reference_runner import (
+    Engine,
     ReferenceJob,
     ReferenceRunner,
     job_record,
@@ -39,6 +41,11 @@ class LiveReference:
 
 
 _RUNS: dict[str, LiveReference] = {}
+OFFLINE_PIPELINE = "vllm_omni.Omni"
+SOURCES: dict[Engine, str] = {
+    "official": "official pipeline, run live",
+    "offline": "vLLM-Omni's offline engine (Omni.generate), run live",
+}
 
 
 def _key(job: ReferenceJob, python: str | None, env: dict[str, str]) -> str:
@@ -69,13 +76,16 @@ async def run_live(
     env: dict[str, str],
     timeout_s: float,
     reuse: bool,
+    engine: Engine = "official",
+    engine_args: dict[str, JsonValue] | None = None,
 ) -> LiveReference:
     """Raises what the runner raises (``ReferenceRunError``) when the reference cannot run."""
     scratch = scratch_dir()
     try:
+        pipeline = OFFLINE_PIPELINE if engine == "offline" else official_class(contract.official)
         job = reference_job(contract_cases(contract, requests), checkpoint=checkpoint,
-                            pipeline_class=official_class(contract.official), dtype=dtype,
-                            device=device, out_dir=scratch)  # fmt: skip
+                            pipeline_class=pipeline, dtype=dtype, device=device,
+                            out_dir=scratch, engine=engine, engine_args=engine_args)  # fmt: skip
         key = _key(job, python, env)
         if reuse and key in _RUNS:
             cached = _RUNS[key]
@@ -89,7 +99,7 @@ async def run_live(
         shutil.rmtree(scratch, ignore_errors=True)
     result = run.result
     effective: dict[str, JsonValue] = {
-        "reference_source": "official pipeline, run live", "reference_command": list(run.argv),
+        "reference_source": SOURCES[engine], "reference_command": list(run.argv),
         "reference_versions": dict(result.versions), "reference_device": result.device,
         "reference_dtype": result.dtype, "reference_pipeline": result.pipeline_class,
         "reference_scheduler": result.scheduler, "generator": result.generator,

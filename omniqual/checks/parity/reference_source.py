@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import JsonValue
+
 from omniqual.checks.api_contract.wire import file_bytes
 from omniqual.checks.parity.requests import ParityCase
-from omniqual.deploy.reference_runner import ReferenceCase, ReferenceJob, ReferenceRun
+from omniqual.deploy.reference_runner import Engine, ReferenceCase, ReferenceJob, ReferenceRun
 
 # Request fields that are the diffusers pipeline's guidance arguments under the same name.
 GUIDANCE_FIELDS = ("guidance_scale", "true_cfg_scale", "guidance_scale_2")
@@ -64,6 +66,8 @@ def reference_job(
     dtype: str,
     device: str,
     out_dir: Path,
+    engine: Engine = "official",
+    engine_args: Mapping[str, JsonValue] | None = None,
 ) -> ReferenceJob:
     out_dir.mkdir(parents=True, exist_ok=True)
     built: list[ReferenceCase] = []
@@ -75,7 +79,8 @@ def reference_job(
             image.write_bytes(file_bytes(case.files[0]))
         built.append(reference_case(case, image))
     return ReferenceJob(checkpoint=str(checkpoint), pipeline_class=pipeline_class, dtype=dtype,
-                        device=device, out_dir=str(out_dir), cases=tuple(built))  # fmt: skip
+                        device=device, out_dir=str(out_dir), cases=tuple(built), engine=engine,
+                        engine_args=dict(engine_args or {}))  # fmt: skip
 
 
 def collect(run: ReferenceRun) -> ReferenceSet:

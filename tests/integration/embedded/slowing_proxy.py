@@ -1,7 +1,9 @@
 """A reverse proxy that makes a live server slower by a known share: every generation answer
 (a POST) is held back by ``factor`` times the time the server took for it, so a server behind
 it looks ``1 + factor`` times as slow to any client while doing exactly the same work. Reads
-and health checks pass straight through.
+and health checks pass straight through. Given field names (``drops``), it also removes them
+from every JSON request body on the way in: a served path that loses a parameter (the
+offline-parity gate's fault).
 
 Used as the perf gate's regression fault: ``omniqual gate run perf --target PROXY_URL
 --server-pid PID`` judges the slowed server by URL, with its process tree still read on the
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -42,7 +45,20 @@ HELD = web.AppKey("held", Held)
 _SESSION = web.AppKey("session", ClientSession)
 
 
-def proxy_app(upstream: str, factor: float) -> web.Application:
+def _dropped(body: bytes, drops: frozenset[str]) -> bytes:
+    """``body`` without the top-level ``drops`` fields when it is a JSON object, else as it is."""
+    if not drops or not body:
+        return body
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(doc, dict):
+        return body
+    return json.dumps({k: v for k, v in doc.items() if k not in drops}).encode("utf-8")
+
+
+def proxy_app(upstream: str, factor: float, drops: frozenset[str] = frozenset()) -> web.Application:
     """The proxy as an aiohttp application; ``app[HELD]`` sums every hold."""
     app = web.Application(client_max_size=1 << 30)
     app[HELD] = Held()  # set before start-up: holds add to it, never replace it
@@ -54,7 +70,7 @@ def proxy_app(upstream: str, factor: float) -> web.Application:
 
     async def forward(request: web.Request) -> web.Response:
         session = request.app[_SESSION]
-        body = await request.read()
+        body = _dropped(await request.read(), drops)
         started = time.perf_counter()
         async with session.request(request.method, upstream + request.rel_url.raw_path_qs,
                                    data=body or None, headers=_copied(request.headers),
@@ -73,9 +89,11 @@ def proxy_app(upstream: str, factor: float) -> web.Application:
 
 
 @asynccontextmanager
-async def slowing_proxy(upstream: str, factor: float) -> AsyncIterator[str]:
+async def slowing_proxy(
+    upstream: str, factor: float, drops: frozenset[str] = frozenset()
+) -> AsyncIterator[str]:
     """The proxy on an ephemeral loopback port for the block; yields its URL."""
-    runner = web.AppRunner(proxy_app(upstream.rstrip("/"), factor), access_log=None)
+    runner = web.AppRunner(proxy_app(upstream.rstrip("/"), factor, drops), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

@@ -20,6 +20,7 @@ EXPECTED = {
     "fails-fast": Track.FUNCTION,
     "isolation": Track.FUNCTION,
     "reference-parity": Track.ACCURACY,
+    "offline-parity": Track.ACCURACY,
     "parity": Track.ACCURACY,
     "offload-sweep": Track.PERFORMANCE,
     "offload-sweep-gpu": Track.PERFORMANCE,
