@@ -103,9 +103,10 @@ def test_field_effect_gate_on_embedded_sd3(
         assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
         return
     # vLLM-Omni 0.30 fills an omitted guidance_scale with 1.0 (vllm_omni/diffusion/request.py),
-    # which turns SD3's classifier-free guidance off; the official default is 7.0. Stated one at
-    # a time, every other official default (1024x1024, 28 steps, n 1, png ...) gives the bytes
-    # the omitted request gives.
+    # which turns SD3's classifier-free guidance off; the official default is 7.0, declared as
+    # the release's deviation. Stated together with the declared one left out, every other
+    # official default (1024x1024, 28 steps, n 1, png ...) gives the bytes the omitted request
+    # gives; the declared one, stated alone, differs.
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     (limitation,) = outcome.limitations
     assert limitation.startswith("declared deviation: images-generations/default/guidance_scale:")
@@ -114,6 +115,9 @@ def test_field_effect_gate_on_embedded_sd3(
     assert defaults.pop("guidance_scale") is GateOutcome.FAILED  # recorded, as the deviation
     (declared,) = [c for c in outcome.cases if c.id.endswith("/default/guidance_scale")]
     assert declared.deviation
+    (joint,) = [c for c in outcome.cases if c.id == "images-generations/defaults"]
+    assert joint.outcome is GateOutcome.PASSED
+    assert "declared to differ (guidance_scale)" in joint.sent
     assert {f for f, o in defaults.items() if o is GateOutcome.PASSED} == {
         "size", "n", "num_inference_steps", "response_format", "output_format",
         "output_compression",
