@@ -2,10 +2,12 @@
 platform, against vLLM-Omni's own offline engine (``Omni.generate``) built in a subprocess of the
 target's Python on the same checkpoint with the recipe's flags and environment.
 
-The shipped spec passes the served deployment (both paths measured pixel-identical here on every
-case). The fault it exists for is a served path that loses a parameter: the same server behind a
-proxy that drops ``guidance_scale`` from every request body (vLLM-Omni 0.30 then samples at its
-served default, 1.0, where the offline request states 7.0) fails, every case below the bound.
+The shipped spec passes the served deployment on the images API and on chat completions (both
+paths measured pixel-identical here on every case, on each endpoint; the offline engine runs
+once, for both). The fault it exists for is a served path that loses a parameter: the same
+server behind a proxy that drops ``guidance_scale`` from every request body (vLLM-Omni 0.30
+then samples at its served default, 1.0, where the offline request states 7.0) fails, every
+case below the bound.
 The served deployment is the sd3-tiny recipe's session-shared server (the gate only sends
 requests). Set OMNIQUAL_EMBEDDED_CACHE to reuse checkpoints.
 """
@@ -28,7 +30,7 @@ from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from tests.integration.checks.test_reference_parity_embedded import _figures, _Sink
 from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
-from tests.integration.embedded.shared_servers import SharedServers
+from tests.integration.embedded.shared_servers import SharedServer, SharedServers
 from tests.integration.embedded.slowing_proxy import slowing_proxy
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -48,35 +50,41 @@ async def _through_proxy(
         return await ReferenceParityCheck().run(at, params)
 
 
+def _ctx(target: SharedServer, built: BuiltCheckpoint, api_mode: str) -> CheckContext:
+    row = RowKey((("model", "sd3-tiny"), ("api_mode", api_mode), ("dtype", "bf16")))
+    return CheckContext(
+        gate=GateSpec(id="offline-parity", kind="reference_parity", version=1),
+        row=row,
+        target=TargetInfo(
+            url=target.url, pid=target.pid, recipe=target.recipe,
+            checkpoint_dir=Path(built.path),
+        ),
+        artifacts=_Sink(),
+        project_root=ROOT,
+        make_client=lambda: OmniClient(target.url, timeouts=ClientTimeouts(total_s=180)),
+    )
+
+
 def test_offline_parity_passes_the_served_sd3_and_fails_a_path_that_drops_guidance(
     checkpoints: Callable[[str], BuiltCheckpoint], shared_servers: SharedServers
 ) -> None:
     built: BuiltCheckpoint = checkpoints("sd3-tiny")
     spec = yaml.safe_load((ROOT / "gates/offline-parity.yaml").read_text(encoding="utf-8"))
     params = ReferenceParityParams.model_validate(spec["params"])
-    row = RowKey((("model", "sd3-tiny"), ("api_mode", "images-generations"), ("dtype", "bf16")))
     with shared_servers.borrow("sd3-tiny") as target:
-        ctx = CheckContext(
-            gate=GateSpec(id="offline-parity", kind="reference_parity", version=1),
-            row=row,
-            target=TargetInfo(
-                url=target.url, pid=target.pid, recipe=target.recipe,
-                checkpoint_dir=Path(built.path),
-            ),
-            artifacts=_Sink(),
-            project_root=ROOT,
-            make_client=lambda: OmniClient(target.url, timeouts=ClientTimeouts(total_s=180)),
-        )
+        ctx = _ctx(target, built, "images-generations")
         served = asyncio.run(ReferenceParityCheck().run(ctx, params))
+        chat = asyncio.run(ReferenceParityCheck().run(_ctx(target, built, "chat-completions"),
+                                                      params))  # fmt: skip
         dropped = asyncio.run(_through_proxy(ctx, params, target.url))
 
-    assert served.outcome is GateOutcome.PASSED, served.reasons
-    assert served.effective["reference_pipeline"] == "vllm_omni.Omni"
-    psnr = _figures(served.measurements, "/psnr")
-    exact = _figures(served.measurements, "/exact_pixels")
-    assert len(served.cases) == 6 and len(exact) == 6
-    print("\nsd3-tiny offline-parity:", served.outcome.value,
-          {k.split("/")[-2]: v for k, v in exact.items()}, psnr)  # fmt: skip
+    for outcome in (served, chat):
+        assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+        assert outcome.effective["reference_pipeline"] == "vllm_omni.Omni"
+        exact = _figures(outcome.measurements, "/exact_pixels")
+        assert len(outcome.cases) == 6 and len(exact) == 6
+        print("\nsd3-tiny offline-parity:", outcome.cases[0].endpoint, outcome.outcome.value,
+              {k.split("/")[-2]: v for k, v in exact.items()})  # fmt: skip
 
     assert dropped.outcome is GateOutcome.FAILED, dropped.reasons
     dropped_psnr = _figures(dropped.measurements, "/psnr")
