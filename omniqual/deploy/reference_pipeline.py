@@ -19,6 +19,7 @@ import argparse
 import json
 import time
 import traceback
+from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,11 @@ from typing import Any
 _VERSIONED = ("torch", "diffusers", "transformers", "vllm-omni", "numpy", "pillow")
 
 
-def _versions() -> dict[str, str]:
+def package_versions(names: Iterable[str]) -> dict[str, str]:
+    """Each distribution's installed version, ``absent`` where it is not installed (shared with
+    :mod:`omniqual.deploy.offline_pipeline`)."""
     found: dict[str, str] = {}
-    for name in _VERSIONED:
+    for name in names:
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -127,21 +130,27 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         "dtype": job["dtype"],
         "device": device,
         "generator": f"torch.Generator(device={device!r}).manual_seed(seed)",
-        "versions": _versions(),
+        "versions": package_versions(_VERSIONED),
         "threads": torch.get_num_threads(),
         "load_s": round(load_s, 4),
         "outputs": outputs,
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_job_files(run_job: Callable[[dict[str, Any]], dict[str, Any]], description: str) -> None:
+    """``PROGRAM JOB.json RESULT.json``: read the job, run it, write the result (shared with
+    :mod:`omniqual.deploy.offline_pipeline`)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("job", type=Path)
     parser.add_argument("result", type=Path)
     args = parser.parse_args()
     job = json.loads(args.job.read_text(encoding="utf-8"))
-    result = run(job)
+    result = run_job(job)
     args.result.write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+def main() -> None:
+    run_job_files(run, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
