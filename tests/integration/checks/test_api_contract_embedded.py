@@ -115,6 +115,11 @@ def test_api_contract_gate_on_embedded_target(
         # Judged after the timed probe, which passed: no other served request was sent.
         probe = [c for c in outcome.cases if c.id == "images-edits/probe"]
         assert [c.outcome for c in probe] == [GateOutcome.PASSED], outcome.cases
+        # The rejections ran before the probe, the decoded-pixel cap's among them (SKILL
+        # G0-14): a PNG header declaring more pixels than VLLM_MAX_IMAGE_PIXELS over a tiny
+        # body is refused from the header, 400, before any engine work.
+        bomb = [c for c in outcome.cases if c.id == "images-edits/image/pixel-bomb"]
+        assert [(c.outcome, c.observed_status) for c in bomb] == [(GateOutcome.PASSED, "400")]
         return
     assert len(outcome.cases) > 20
     missed = [
