@@ -27,7 +27,7 @@ from tests.integration.embedded.shared_servers import SharedServers
 ROOT = Path(__file__).resolve().parents[3]
 OMNIQUAL = [sys.executable, "-m", "omniqual"]
 ROW = ("model=sd3-tiny,api_mode=images-generations,execution=serial/1,dtype=bf16,"
-       "offload=resident,quantization=none,cache_policy=none")  # fmt: skip
+       "offload=resident,quantization=none,cache_policy=none,topology=1-device")  # fmt: skip
 
 pytestmark = EMBEDDED_MARKS
 SHARED_SERVERS = ["sd3-tiny"]

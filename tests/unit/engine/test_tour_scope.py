@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[3]
 TOUR = ROOT / "examples" / "embedded-cpu-tour.yaml"
 SD3_BASELINE = RowKey.parse(
     "model=sd3-tiny;task=t2i;api_mode=images-generations;output_transport=b64-json;"
-    "execution=serial/1;dtype=bf16;offload=resident;quantization=none;cache_policy=none"
+    "execution=serial/1;dtype=bf16;offload=resident;quantization=none;cache_policy=none;"
+    "topology=1-device"
 )
 """The row the tour (and the README) says it qualifies in full: the SD3 baseline."""
 
