@@ -53,8 +53,10 @@ def params(tmp_path: Path, **overrides: Any) -> SoakParams:
         "injections": {"rate": 0.1, "cut_fraction": 0.5},
         "reliability": {"settle_s": 0.3, "observer_interval_s": 0.1, "health_interval_s": 0.2,
                         "health_timeout_s": 0.5, "watch_dirs": [str(tmp_path)]},
-        # The fake shares this event loop: issue lag is not what these tests are about.
-        "validity": {"confidence": 0.95, "max_p99_issue_lag_s": 1.0, "min_phase_requests": 20},
+        # The fake shares this event loop, so a busy host delays issuing: issue lag and the
+        # achieved issue rate are not what these tests are about (the loadgen's own tests are).
+        "validity": {"confidence": 0.95, "max_p99_issue_lag_s": 1.0, "min_issue_fidelity": 0.75,
+                     "min_phase_requests": 20},
     }  # fmt: skip
     doc.update(overrides)
     return SoakParams.model_validate(doc)
