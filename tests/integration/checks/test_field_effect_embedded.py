@@ -104,9 +104,11 @@ def test_field_effect_gate_on_embedded_sd3(
         return
     # vLLM-Omni 0.30 fills an omitted guidance_scale with 1.0 (vllm_omni/diffusion/request.py),
     # which turns SD3's classifier-free guidance off; the official default is 7.0, declared as
-    # the release's deviation. Stated together with the declared one left out, every other
-    # official default (1024x1024, 28 steps, n 1, png ...) gives the bytes the omitted request
-    # gives; the declared one, stated alone, differs.
+    # the release's deviation. The size and the steps, which the probe states small, are each
+    # left out alone (1024x1024 at the probe's 2 steps; 28 steps at its 64x64) and give the
+    # bytes their official default gives; the other official defaults (n 1, png ...) stated
+    # together with the declared one left out give the bytes the omitted request gives; the
+    # declared one, stated alone, differs.
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     (limitation,) = outcome.limitations
     assert limitation.startswith("declared deviation: images-generations/default/guidance_scale:")

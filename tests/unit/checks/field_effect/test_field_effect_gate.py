@@ -62,16 +62,43 @@ def test_a_field_the_server_silently_ignores_fails_naming_it() -> None:
 
 
 def test_a_served_default_other_than_the_official_one_fails_naming_the_field() -> None:
+    """Steps, which the probe states at 2, is judged alone: the others pass beside it."""
     outcome, _ = _run(FieldFake(defaults={"num_inference_steps": 8}))
     assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
     (differs,) = _named(outcome, "default_differs")
     assert "images-generations num_inference_steps" in differs and "4" in differs
     cases = _case_outcomes(outcome)
-    assert cases["images-generations/defaults"] is GateOutcome.FAILED
+    assert cases["images-generations/defaults"] is GateOutcome.PASSED
     assert cases["images-generations/default/num_inference_steps"] is GateOutcome.FAILED
     for field in ("size", "n", "guidance_scale", "response_format"):
         assert cases[f"images-generations/default/{field}"] is GateOutcome.PASSED, field
     assert not _named(outcome, "ignored_field"), outcome.reasons
+
+
+def test_a_joint_default_that_differs_is_found_by_stating_each_alone() -> None:
+    """n and response_format, which the probe leaves at their defaults, are stated together;
+    their joint request differs, and the bisection names n alone."""
+    outcome, _ = _run(FieldFake(defaults={"n": 2}))
+    assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
+    (differs,) = _named(outcome, "default_differs")
+    assert "images-generations n:" in differs
+    cases = _case_outcomes(outcome)
+    assert cases["images-generations/defaults"] is GateOutcome.FAILED
+    assert cases["images-generations/default/n"] is GateOutcome.FAILED
+    for field in ("size", "num_inference_steps", "guidance_scale", "response_format"):
+        assert cases[f"images-generations/default/{field}"] is GateOutcome.PASSED, field
+
+
+def test_no_request_leaves_out_both_the_size_and_the_steps() -> None:
+    """Each steered default is left out alone, every other field at the probe's value: no
+    request runs at the official size and the official steps together (on the bundled SD3,
+    1024x1024 at 28 steps where the size alone runs at the probe's 2)."""
+    fake = FieldFake()
+    outcome, _ = _run(fake)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert all("size" in body or "num_inference_steps" in body for body in fake.bodies)
+    left_out = [body for body in fake.bodies if "size" not in body]
+    assert left_out and all(body["num_inference_steps"] == 2 for body in left_out)
 
 
 def test_a_server_whose_same_seed_answers_differ_is_invalid_for_that_reason() -> None:
@@ -105,7 +132,9 @@ def test_a_faithful_server_passes_and_records_every_pair() -> None:
     block = outcome.effective["field_effect"]
     assert isinstance(block, list)
     pairs = [pair for endpoint in block for pair in endpoint["pairs"]]  # type: ignore[index]
-    assert len(pairs) == len(TESTED) + 2  # the baseline, each field, omitted vs stated defaults
+    # The baseline, each field's effect, each default the probe steers (size, steps, guidance)
+    # left out vs stated alone, and the others' joint pair.
+    assert len(pairs) == 1 + len(TESTED) + 3 + 1
     for pair in pairs:
         for side in ("a", "b"):
             assert pair[side]["sha256"] and set(pair[side]["sha256"]) <= stored, pair
@@ -182,22 +211,26 @@ def _requests(outcome: CheckOutcome) -> float:
     return sent
 
 
+DECLARED_N = DECLARED_STEPS.replace("num_inference_steps", "n").replace("8 steps", "2 images")
+
+
 def test_a_declared_default_is_stated_alone_not_through_the_bisection(tmp_path: Path) -> None:
-    """The declared steps default stays out of the joint request: the others pass together, and
-    only the declared one is stated alone (with the repeat its noise needs), so four default
-    requests are sent where the bisection of every field sends ten."""
-    fake = FieldFake(defaults={"num_inference_steps": 8})
-    declared, _ = _run(fake, contracts_dir=_declaring(tmp_path), release="0.30.0")
-    undeclared, _ = _run(FieldFake(defaults={"num_inference_steps": 8}))
+    """A declared n default stays out of the joint request: response_format passes alone there,
+    and only n is stated alone (with the repeat its noise needs), not every joint field."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "fake.yaml").write_text((CONTRACTS / "fake.yaml").read_text() + DECLARED_N)
+    fake = FieldFake(defaults={"n": 2})
+    declared, _ = _run(fake, contracts_dir=str(tmp_path), release="0.30.0")
+    undeclared, _ = _run(FieldFake(defaults={"n": 2}))
+    assert declared.outcome is GateOutcome.PASSED, declared.reasons
     cases = _case_outcomes(declared)
     assert cases["images-generations/defaults"] is GateOutcome.PASSED
     (joint,) = [c for c in declared.cases if c.id == "images-generations/defaults"]
-    assert "but those declared to differ (num_inference_steps)" in joint.sent
-    stated = [b for b in fake.bodies
-              if b.get("size") == "48x48" and "num_inference_steps" not in b]  # fmt: skip
+    assert "but those declared to differ (n)" in joint.sent
+    stated = [b for b in fake.bodies if b.get("response_format") == "b64_json" and "n" not in b]
     assert stated, "the joint request states the other defaults, not the declared one"
-    defaulted = 5  # size, n, num_inference_steps, guidance_scale, response_format
-    assert _requests(undeclared) - _requests(declared) == defaulted - 1
+    joint_fields = 2  # n, response_format
+    assert _requests(undeclared) - _requests(declared) == joint_fields - 1
 
 
 def test_an_undeclared_default_still_fails_beside_a_declared_one(tmp_path: Path) -> None:
@@ -207,7 +240,7 @@ def test_an_undeclared_default_still_fails_beside_a_declared_one(tmp_path: Path)
     (differs,) = _named(outcome, "default_differs")
     assert "guidance_scale" in differs
     cases = _case_outcomes(outcome)
-    assert cases["images-generations/defaults"] is GateOutcome.FAILED
     assert cases["images-generations/default/guidance_scale"] is GateOutcome.FAILED
+    assert cases["images-generations/default/num_inference_steps"] is GateOutcome.FAILED
     assert cases["images-generations/default/size"] is GateOutcome.PASSED
     assert outcome.limitations  # the declared steps default is still found, as declared

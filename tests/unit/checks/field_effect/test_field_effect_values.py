@@ -76,14 +76,23 @@ def test_the_effect_plan_exempts_fields_that_say_so() -> None:
         assert others == {k: v for k, v in endpoint.probe.items() if k != change.field}
 
 
-def test_the_defaults_plan_omits_what_has_a_default_and_states_it() -> None:
+def test_the_defaults_plan_judges_each_steered_default_alone_and_the_rest_together() -> None:
     endpoint = load_contract(CONTRACTS / "fake.yaml").endpoints[0]
     plan = defaults_plan(endpoint)
-    assert plan.omitted == {"prompt": "a red cube", "seed": 7}
-    assert plan.stated == {
-        "prompt": "a red cube", "seed": 7, "size": "48x48", "n": 1, "num_inference_steps": 4,
-        "guidance_scale": 5.0, "response_format": "b64_json",
-    }  # fmt: skip
+    probe = {"prompt": "a red cube", "size": "32x32", "n": 1, "num_inference_steps": 2,
+             "guidance_scale": 4.0, "seed": 7}  # fmt: skip
+    *steered, joint = plan.groups
+    # The probe states these away from their defaults: each is left out alone.
+    assert [g.fields[0].name for g in steered] == ["size", "num_inference_steps", "guidance_scale"]
+    size = steered[0]
+    assert size.steered and size.omitted == {k: v for k, v in probe.items() if k != "size"}
+    assert size.stated == {**probe, "size": "48x48"}
+    # The probe leaves these at their defaults (n) or out (response_format): judged together.
+    assert not joint.steered and [f.name for f in joint.fields] == ["n", "response_format"]
+    assert joint.omitted == {k: v for k, v in probe.items() if k != "n"}
+    assert joint.stated == {**probe, "response_format": "b64_json"}
+    assert [f.name for f in plan.defaulted] == [
+        "size", "num_inference_steps", "guidance_scale", "n", "response_format"]  # fmt: skip
     assert plan.unknown == ("seed", "negative_prompt", "user")
 
 
