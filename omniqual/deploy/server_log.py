@@ -1,4 +1,5 @@
-"""Reading a launched server's captured log: the tail for error messages, regex search for gates.
+"""Reading a launched server's captured log: the tail for error messages, regex search for gates,
+the head for what its start-up resolved.
 
 vLLM prefixes worker lines with terminal colour codes; both readers strip them so messages and
 ``expected_error`` patterns see plain text. The log file itself stays byte-for-byte as written.
@@ -18,6 +19,16 @@ def _read_end(path: Path, size: int) -> str:
         handle.seek(0, os.SEEK_END)
         handle.seek(max(0, handle.tell() - size))
         return _ANSI.sub("", handle.read().decode("utf-8", errors="replace"))
+
+
+def log_head(path: Path, size: int = SEARCH_BYTES) -> str | None:
+    """The first ``size`` bytes as plain text (a start-up says what it resolved there); None
+    when the log cannot be read."""
+    try:
+        with path.open("rb") as handle:
+            return _ANSI.sub("", handle.read(size).decode("utf-8", errors="replace"))
+    except OSError:
+        return None
 
 
 def log_tail(path: Path, lines: int = TAIL_LINES) -> tuple[str, ...]:

@@ -5,10 +5,13 @@ A selector (``quantization=fp8,hardware=cpu``) names a subset of axes; ``|`` sep
 alternatives (``task=t2i|t2v``) and ``*`` matches any value.
 """
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from omniqual.domain.regex import Regex
 
 
 class AxisValue(BaseModel):
@@ -16,6 +19,11 @@ class AxisValue(BaseModel):
 
     name: str = Field(description="The value exactly as written in row keys.")
     description: str = ""
+    served_as: tuple[str, ...] = Field(
+        default=(),
+        description="The names the server's log gives this value when it resolves it (the "
+        "axis's `log_pattern`); empty: nothing in the log proves or disproves it.",
+    )
 
 
 class Axis(BaseModel):
@@ -30,6 +38,19 @@ class Axis(BaseModel):
     extension: bool = Field(
         default=False, description="Not one of the seed's 13 axes but part of the row identity."
     )
+    log_pattern: Regex | None = Field(
+        default=None,
+        description="Where a launched server's log says what it resolved for this axis: a regex "
+        "with a `name` group (a value's `served_as`) and an optional `part` group (the role or "
+        "component it applies to). Every match must name the row's value, or the row's results "
+        "from that server are not the row's (omniqual.domain.log_proof).",
+    )
+
+    @model_validator(mode="after")
+    def _named_group(self) -> "Axis":
+        if self.log_pattern is not None and "name" not in re.compile(self.log_pattern).groupindex:
+            raise ValueError("log_pattern needs a (?P<name>...) group")
+        return self
 
     def known(self, value: str) -> bool:
         return self.open_ended or any(v.name == value for v in self.values)

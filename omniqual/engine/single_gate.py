@@ -15,6 +15,7 @@ import psutil
 from omniqual.deploy.agent.client import AgentAccess
 from omniqual.deploy.fingerprint import collect_fingerprint
 from omniqual.domain.axes import RowKey, Selector
+from omniqual.domain.log_proof import log_proofs
 from omniqual.domain.matrix import PlannedRow
 from omniqual.domain.provenance import HARNESS_HOST, NOT_VISIBLE
 from omniqual.domain.recipe import LaunchRecipe, RecipeKind
@@ -88,7 +89,8 @@ async def run_single_gate(
             given = recipe.recipe.model_copy(update={"model": identity.model_ids[0]})
             recipe = LoadedRecipe(given, recipe.path, recipe.line)
     policy = {str(row.key): row.spec.restart_policy for row in selected}
-    items = [PlannedGate(gate, key, policy[str(key)]) for key in rows]
+    catalog = loaded.matrix.catalog
+    items = [PlannedGate(gate, key, policy[str(key)], log_proofs(catalog, key)) for key in rows]
     return await _run_items(loaded, recipes, recipe, items, evidence_root=evidence_root,
                             command=command, observe=observe, server_pid=server_pid,
                             agent=agent)  # fmt: skip
@@ -128,8 +130,9 @@ async def run_gate_batch(
             refused[(gate_id, row_selector)] = exc
             continue
         for row in selected:
+            proofs = log_proofs(loaded.matrix.catalog, row.key)
             items.setdefault((gate_id, str(row.key)),
-                           PlannedGate(gate, row.key, row.spec.restart_policy))
+                             PlannedGate(gate, row.key, row.spec.restart_policy, proofs))
     if not items:
         return GateBatch([], refused)
     if recipe.recipe.kind is RecipeKind.URL:

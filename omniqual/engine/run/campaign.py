@@ -287,7 +287,7 @@ class _GroupRun:
                     update={"serve_argv": target.provenance.serve_argv}
                 )
             job = GateJob(item.gate, item.row, info, provenance, artifacts=target.configs,
-                          restart_policy=item.restart_policy)
+                          restart_policy=item.restart_policy, log_proofs=item.log_proofs)
             result = await run_gate(job, self.writer, project_root=self.root,
                                     command=self.command, observe=self.observe, seed=self.seed,
                                     serve_reference=self.pool.serve)  # fmt: skip
@@ -333,7 +333,7 @@ async def _run_item(
         return launched_point(LoadedRecipe(given, recipe.path, recipe.line), prepared, writer)
 
     job = GateJob(item.gate, item.row, target, prepared.provenance,
-                  restart_policy=item.restart_policy)
+                  restart_policy=item.restart_policy, log_proofs=item.log_proofs)
     return await run_gate(job, writer, project_root=root, command=command,
                           launch_expecting_failure=launch_once, serve_point=serve_point,
                           observe=observe)  # fmt: skip

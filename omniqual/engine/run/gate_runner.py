@@ -6,7 +6,7 @@ import traceback
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,8 +25,10 @@ from omniqual.checks.base import (
 from omniqual.checks.registry import measures, resolve, shares_start_ups
 from omniqual.checks.workload_budget import budget_measurement, budget_spent
 from omniqual.client.client import OmniClient
+from omniqual.deploy.server_log import log_head
 from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact, ErrorInfo
+from omniqual.domain.log_proof import LogProof
 from omniqual.domain.matrix import RestartPolicy
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.provenance import Provenance
@@ -49,6 +51,8 @@ class GateJob:
     artifacts: tuple[Artifact, ...] = ()
     """Artifacts of the target rather than of the check (the launch's deploy config files)."""
     restart_policy: RestartPolicy = RestartPolicy.RECOVERS
+    log_proofs: tuple[LogProof, ...] = ()
+    """The row's axes its server's log must show resolved as declared (attention backend)."""
 
 
 def check_params(gate: LoadedGate) -> CheckParams:
@@ -126,6 +130,7 @@ async def run_gate(
         started = datetime.now(UTC)
         outcome, error = await _checked(check, ctx, params, last)
         placement = host_share.evidence(held)
+    outcome, served_as = _held_to_the_log(outcome, job)
     result = GateResult(
         result_id=uuid.uuid4().hex,
         run_id=writer.run_id,
@@ -142,7 +147,7 @@ async def run_gate(
         target=target.label or target.url or "",
         command=redact_command(command),
         requested=json_ready(outcome.requested),
-        effective=json_ready({**outcome.effective, **placement}),
+        effective=json_ready({**outcome.effective, **placement, **served_as}),
         measurements=outcome.measurements,
         artifacts=(*outcome.artifacts, *job.artifacts),
         cases=outcome.cases,
@@ -154,6 +159,31 @@ async def run_gate(
     writer.record(result)
     observe(GateFinished(result))
     return result
+
+
+DECIDED = (GateOutcome.PASSED, GateOutcome.FAILED)
+
+
+def _held_to_the_log(
+    outcome: CheckOutcome, job: GateJob
+) -> tuple[CheckOutcome, dict[str, object]]:
+    """The outcome, invalid when the server's log resolved another value for one of the row's
+    axes than the row declares, and what the log showed (recorded with every result)."""
+    if not job.log_proofs:
+        return outcome, {}
+    path = job.target.log_path
+    text = log_head(path) if path is not None else None
+    if text is None:
+        shown = {p.axis: {"declared": p.declared, "resolved": "not checked: no server log"}
+                 for p in job.log_proofs}  # fmt: skip
+        return outcome, {"served_as": shown}
+    readings = [proof.judge(text) for proof in job.log_proofs]
+    served_as: dict[str, object] = {"served_as": {r.proof.axis: r.record() for r in readings}}
+    wrong = tuple(reason for r in readings if (reason := r.reason()) is not None)
+    if not wrong or outcome.outcome not in DECIDED:
+        return outcome, served_as
+    reasons = (*wrong, f"the check itself said {outcome.outcome.value}", *outcome.reasons)
+    return replace(outcome, outcome=GateOutcome.INVALID, reasons=reasons), served_as
 
 
 def json_ready(values: Mapping[str, object]) -> dict[str, JsonValue]:

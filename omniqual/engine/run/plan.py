@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from omniqual.deploy.launcher import placeholder_values
 from omniqual.deploy.serve_config import serve_config_sha256
 from omniqual.domain.axes import RowKey, Selector
+from omniqual.domain.log_proof import LogProof, log_proofs
 from omniqual.domain.matrix import RestartPolicy, RowSpec
 from omniqual.domain.recipe import RecipeKind
 from omniqual.domain.result import GateResult
@@ -22,6 +23,8 @@ class PlannedGate:
     row: RowKey
     restart_policy: RestartPolicy = RestartPolicy.RECOVERS
     """The row's declared restart policy (what a fault-injection gate holds it to)."""
+    log_proofs: tuple[LogProof, ...] = ()
+    """The row's axes its server's log must show resolved as declared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +117,9 @@ def make_plan(
             continue
         problems.extend(disagreements(loaded, recipes, spec.recipe, row.key, row.line))
         items = grouped.setdefault(spec.recipe, [])
-        items.extend(PlannedGate(loaded.gates[g], row.key, spec.restart_policy) for g in gate_ids)
+        proofs = log_proofs(loaded.matrix.catalog, row.key)
+        items.extend(PlannedGate(loaded.gates[g], row.key, spec.restart_policy, proofs)
+                     for g in gate_ids)  # fmt: skip
     if problems:
         raise SpecError(problems)
     work = tuple(RecipeWork(rid, tuple(items)) for rid, items in grouped.items())

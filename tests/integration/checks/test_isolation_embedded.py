@@ -42,3 +42,12 @@ def test_requests_together_get_their_own_outputs(
     assert figures["rounds"] >= 4 and figures["rounds_met"] >= 2  # each pattern met at least once
     assert figures["crossings"] == 0 and figures["failed_cases"] == 0
     assert figures["max_in_server"] >= 2
+    # The server's own log shows each attention role it resolved, all to the row's SDPA
+    # (omniqual's CPU dispatch of vLLM-Omni's SDPA): recorded with the result, verdict kept.
+    served = result.effective["served_as"]
+    assert isinstance(served, dict)
+    backend = served["attention_backend"]
+    assert isinstance(backend, dict) and backend["declared"] == "sdpa"
+    resolved = backend["resolved"]
+    assert isinstance(resolved, dict) and "self" in resolved, backend
+    assert set(resolved.values()) == {"CPU_SDPA"}, backend
