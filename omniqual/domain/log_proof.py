@@ -41,11 +41,6 @@ class ProofReading:
     """Part (role) -> the name the log resolved; the last resolution of each part wins."""
     wrong: Mapping[str, str]
 
-    def record(self) -> dict[str, object]:
-        """What the result keeps: the declared value, what it may be served as, what was."""
-        return {"declared": self.proof.declared, "served_as": list(self.proof.accepted),
-                "resolved": dict(self.seen) or "not shown in the server's log"}  # fmt: skip
-
     def reason(self) -> str | None:
         if not self.wrong:
             return None

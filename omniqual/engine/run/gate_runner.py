@@ -6,7 +6,7 @@ import traceback
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,7 +25,6 @@ from omniqual.checks.base import (
 from omniqual.checks.registry import measures, resolve, shares_start_ups
 from omniqual.checks.workload_budget import budget_measurement, budget_spent
 from omniqual.client.client import OmniClient
-from omniqual.deploy.server_log import log_head
 from omniqual.domain.axes import RowKey
 from omniqual.domain.evidence import Artifact, ErrorInfo
 from omniqual.domain.log_proof import LogProof
@@ -37,6 +36,7 @@ from omniqual.domain.redaction import redact_command
 from omniqual.domain.result import GateResult
 from omniqual.engine.run import host_share
 from omniqual.engine.run.events import GateFinished, GateProgress, GateStarted, Observer, ignore
+from omniqual.engine.run.launch_logs import LaunchWatch, held_to_the_logs
 from omniqual.evidence.store import RunWriter
 from omniqual.specs.gates import LoadedGate
 from omniqual.specs.source import SpecError, load_yaml
@@ -100,6 +100,8 @@ async def run_gate(
         last[0] = (message, fraction)
         observe(GateProgress(spec.id, message, fraction))
 
+    # Every server the gate launches itself is held to the row's log proofs as its target is.
+    watch = LaunchWatch()
     ctx = CheckContext(
         gate=spec,
         row=job.row,
@@ -107,9 +109,9 @@ async def run_gate(
         artifacts=writer,
         project_root=project_root,
         make_client=make_client,
-        launch_expecting_failure=launch_expecting_failure,
+        launch_expecting_failure=watch.attempts(launch_expecting_failure),
         serve_reference=serve_reference,
-        serve_point=serve_point,
+        serve_point=watch.points(serve_point),
         progress=progressed,
         seed=seed,
         provenance=job.provenance,
@@ -130,7 +132,7 @@ async def run_gate(
         started = datetime.now(UTC)
         outcome, error = await _checked(check, ctx, params, last)
         placement = host_share.evidence(held)
-    outcome, served_as = _held_to_the_log(outcome, job)
+    outcome, served_as = held_to_the_logs(outcome, job.log_proofs, target, watch)
     result = GateResult(
         result_id=uuid.uuid4().hex,
         run_id=writer.run_id,
@@ -159,31 +161,6 @@ async def run_gate(
     writer.record(result)
     observe(GateFinished(result))
     return result
-
-
-DECIDED = (GateOutcome.PASSED, GateOutcome.FAILED)
-
-
-def _held_to_the_log(
-    outcome: CheckOutcome, job: GateJob
-) -> tuple[CheckOutcome, dict[str, object]]:
-    """The outcome, invalid when the server's log resolved another value for one of the row's
-    axes than the row declares, and what the log showed (recorded with every result)."""
-    if not job.log_proofs:
-        return outcome, {}
-    path = job.target.log_path
-    text = log_head(path) if path is not None else None
-    if text is None:
-        shown = {p.axis: {"declared": p.declared, "resolved": "not checked: no server log"}
-                 for p in job.log_proofs}  # fmt: skip
-        return outcome, {"served_as": shown}
-    readings = [proof.judge(text) for proof in job.log_proofs]
-    served_as: dict[str, object] = {"served_as": {r.proof.axis: r.record() for r in readings}}
-    wrong = tuple(reason for r in readings if (reason := r.reason()) is not None)
-    if not wrong or outcome.outcome not in DECIDED:
-        return outcome, served_as
-    reasons = (*wrong, f"the check itself said {outcome.outcome.value}", *outcome.reasons)
-    return replace(outcome, outcome=GateOutcome.INVALID, reasons=reasons), served_as
 
 
 def json_ready(values: Mapping[str, object]) -> dict[str, JsonValue]:
