@@ -3,9 +3,9 @@
 ``fast`` is the edit-loop tier: tests/unit and tests/golden (fakes, no live server, no network).
 The live tests in tests/integration each get the track of vLLM-Omni's CI that what they exercise
 belongs to: ``function``, ``accuracy``, ``performance`` or ``reliability``. A live test of a gate
-takes the track its gate spec declares (gates/*.yaml: isolation and fails-fast are function, soak
-is reliability), so ``-m reliability`` runs what vLLM-Omni's L5 runs. A marker written on a test
-or module wins over the table; a test with none and matching no rule stops the session before
+takes the track its gate spec declares (gates/*.yaml: isolation, lora and fails-fast are function,
+soak is reliability), so ``-m reliability`` runs what vLLM-Omni's L5 runs. A marker written on a
+test or module wins over the table; a test with none and matching no rule stops the session before
 anything runs, so a new file cannot land without a track.
 
 Items are then ordered fast first, then the live tracks in CI-level order (a stable sort, so a
@@ -35,7 +35,7 @@ LIVE_TRACK_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "function",
         re.compile(
-            r"api_contract|strict_load|fails_fast|isolation"
+            r"api_contract|strict_load|fails_fast|isolation|lora"
             r"|^(cli|client|deploy|embedded|install|pytest_plugin|report)/"
         ),
     ),

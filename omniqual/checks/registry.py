@@ -25,6 +25,7 @@ BUILTIN: dict[str, str] = {
     "step_ab": "omniqual.checks.step_ab:StepAbCheck",
     "perf_ab": "omniqual.checks.perf_ab:PerfAbCheck",
     "startup": "omniqual.checks.startup:StartupCheck",
+    "lora": "omniqual.checks.lora:LoraCheck",
 }
 
 

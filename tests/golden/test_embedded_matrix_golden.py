@@ -69,6 +69,7 @@ def test_embedded_matrix_renders_as_recorded(tmp_path: Path) -> None:
         result(writer, "field-effect", BASE, O.PASSED, provenance=at),
         result(writer, "startup", QWEN, O.PASSED, provenance=at),
         result(writer, "offline-parity", BASE, O.PASSED, provenance=at),
+        result(writer, "lora", BASE, O.PASSED, provenance=at),
     ]
     # Result ids are random; the golden file pins them so links stay stable.
     current = loaded.current_gates()

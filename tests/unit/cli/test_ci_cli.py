@@ -33,7 +33,8 @@ def test_writes_a_buildkite_pipeline_for_the_embedded_matrix(tmp_path: Path) -> 
     sd3 = next(s for s in steps if s.get("key") == "gates-sd3-tiny-on-cpu")
     assert sd3["agents"] == {"queue": "cpu"} and sd3["commands"][0] == "pip install ."
     gates = [c.split()[3] for c in sd3["commands"] if c.startswith("omniqual gate run")]
-    assert gates == ["api-contract", "field-effect", "isolation", "strict-load"]  # function track
+    # The function track's gates.
+    assert gates == ["api-contract", "field-effect", "isolation", "lora", "strict-load"]
     step = next(s for s in steps if s.get("key") == "gates-sd3-tiny-step-on-cpu")
     assert [c.split()[3] for c in step["commands"] if "gate run" in c] == ["fails-fast"]
     assert f"{len(keys) - 1} step(s)" in err

@@ -19,6 +19,7 @@ EXPECTED = {
     "strict-load": Track.FUNCTION,
     "fails-fast": Track.FUNCTION,
     "isolation": Track.FUNCTION,
+    "lora": Track.FUNCTION,
     "reference-parity": Track.ACCURACY,
     "offline-parity": Track.ACCURACY,
     "parity": Track.ACCURACY,
