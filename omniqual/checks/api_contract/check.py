@@ -35,6 +35,7 @@ from omniqual.checks.api_contract.side_effects import (
 )
 from omniqual.checks.api_contract.stability import StabilityRecord, error_class
 from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams
+from omniqual.checks.lora.cases import REFUSALS, lora_case_id
 from omniqual.checks.workload_budget import projected_past_budget
 from omniqual.client import ClientError, OmniClient
 from omniqual.domain.contract import ApiMode, EndpointContract, ModelContract, ParityPair
@@ -119,6 +120,9 @@ def unmatched_deviations(contract: ModelContract) -> list[str]:
     # declared to differ from the official one is its deviation).
     ids += [f"{endpoint.api_mode}/{kind}/{spec.name}" for endpoint in contract.endpoints
             for spec in endpoint.fields for kind in ("default", "effect")]  # fmt: skip
+    # So does the lora gate its refusals of bad adapters (a release that answers one otherwise).
+    ids += [lora_case_id(endpoint.api_mode, name) for endpoint in contract.endpoints
+            for name in REFUSALS]  # fmt: skip
     return [
         f"declared deviation {index} ({deviation.release}): case pattern {pattern!r} names no "
         "case of the contract"

@@ -28,6 +28,7 @@ from omniqual.checks.api_contract.side_effects import health_status
 from omniqual.checks.base import ArtifactSink
 from omniqual.checks.field_effect.answers import Answer, Pair, ask, compare
 from omniqual.checks.field_effect.judge import Spread, baseline_spread, beyond
+from omniqual.checks.lora.cases import REFUSALS, lora_case_id
 from omniqual.checks.lora.params import AdapterRef, LoraParams
 from omniqual.client import OmniClient
 from omniqual.domain.contract import Deviation, EndpointContract
@@ -79,7 +80,7 @@ class LoraRun:
     def case(self, name: str, sent: str, expected: str, observed: str, outcome: GateOutcome,
              note: str = "", deviation: bool = False) -> None:  # fmt: skip
         self.cases.append(CaseResult(
-            id=f"{self.endpoint.api_mode}/lora/{name}", endpoint=self.endpoint.api_mode,
+            id=lora_case_id(self.endpoint.api_mode, name), endpoint=self.endpoint.api_mode,
             field="lora", sent=sent[:200], expected_status=expected,
             observed_status=observed[:200], outcome=outcome, note=note, deviation=deviation,
         ))  # fmt: skip
@@ -139,11 +140,12 @@ async def _together(run: LoraRun, a: AdapterRef, b: AdapterRef, base: Answer, fi
 
 
 async def _bad_inputs(run: LoraRun, a: AdapterRef, base: Answer, spread: Spread) -> None:
+    missing_path, no_name = REFUSALS
     missing: dict[str, JsonValue] = {"name": "omniqual-missing-adapter",
                                      "path": run.params.missing_path}
-    _refused(run, "missing-path", "an adapter path that does not exist",
+    _refused(run, missing_path, "an adapter path that does not exist",
              await run.ask(missing, "an adapter that is not there"))  # fmt: skip
-    _refused(run, "no-name", "an adapter with a path and no name",
+    _refused(run, no_name, "an adapter with a path and no name",
              await run.ask({"path": a.path}, "an adapter without a name"))  # fmt: skip
     status = await health_status(run.client)
     if status != 200:
@@ -194,7 +196,7 @@ def _undecided(run: LoraRun, name: str, sent: str, expected: str, pair: Pair) ->
 
 
 def _refused(run: LoraRun, name: str, sent: str, answer: Answer) -> None:
-    case_id = f"{run.endpoint.api_mode}/lora/{name}"
+    case_id = lora_case_id(run.endpoint.api_mode, name)
     status = answer.status
     observed = answer.problem or f"HTTP {status}"
     declared = [d for d in covering(run.deviations, run.release, case_id)

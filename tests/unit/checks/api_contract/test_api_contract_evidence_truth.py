@@ -130,11 +130,17 @@ def test_a_deviation_naming_no_case_fails(fake_config: FakeConfig, tmp_path: Pat
     assert "case pattern 'images-generations/n/abvoe-max' names no case" in _reasons(run)
 
 
-def test_a_deviation_of_a_served_default_names_a_case_of_the_field_effect_gate(
-    fake_config: FakeConfig, tmp_path: Path
+@pytest.mark.parametrize(
+    ("pattern", "status"),
+    [("images-generations/default/n", 200),  # the field-effect gate's served default
+     ("images-generations/lora/missing-path", 500)],  # the lora gate's refusal of a bad adapter
+)  # fmt: skip
+def test_a_deviation_of_another_gate_on_the_same_contract_names_a_case(
+    fake_config: FakeConfig, tmp_path: Path, pattern: str, status: int
 ) -> None:
-    # The field-effect gate judges `default/<field>` of the same contract: no typo to flag.
-    contracts = _with_deviation(tmp_path, "images-generations/default/n", 200, "n default")
+    # The field-effect gate judges `default/<field>`, the lora gate `lora/<refusal>`, of the
+    # same contract: no typo to flag.
+    contracts = _with_deviation(tmp_path, pattern, status, "another gate's case")
     run = run_gate(
         FakeOmni(fake_config),
         contracts_dir=contracts,
@@ -142,6 +148,19 @@ def test_a_deviation_of_a_served_default_names_a_case_of_the_field_effect_gate(
         temp_dirs=[str(fake_config.temp_dir)],
     )
     assert "names no case" not in " ".join(_reasons(run))
+
+
+def test_a_lora_case_the_gate_does_not_send_is_a_typo(
+    fake_config: FakeConfig, tmp_path: Path
+) -> None:
+    contracts = _with_deviation(tmp_path, "images-generations/lora/missing-pth", 500, "typo")
+    run = run_gate(
+        FakeOmni(fake_config),
+        contracts_dir=contracts,
+        api_modes=["images-generations"],
+        temp_dirs=[str(fake_config.temp_dir)],
+    )
+    assert "case pattern 'images-generations/lora/missing-pth' names no case" in _reasons(run)
 
 
 def _observing(tmp_path: Path, line: str) -> Path:

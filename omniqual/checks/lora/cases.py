@@ -1,0 +1,9 @@
+"""The ``lora`` gate's case names that a contract's deviations may declare (imports nothing, so
+the API contract gate can hold a declaration to them without loading this gate)."""
+
+REFUSALS = ("missing-path", "no-name")
+"""Bad adapters the gate sends, each expected to be refused with a 4xx."""
+
+
+def lora_case_id(api_mode: str, name: str) -> str:
+    return f"{api_mode}/lora/{name}"
