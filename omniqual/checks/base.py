@@ -40,6 +40,22 @@ class ArtifactSink(Protocol):
     ) -> Artifact: ...
 
 
+@dataclass(slots=True)
+class KeptSink:
+    """A sink remembering what was stored through it: the artifacts a check's outcome lists
+    (a passing result without them is not evidence)."""
+
+    sink: ArtifactSink
+    stored: dict[str, Artifact] = field(default_factory=dict)
+
+    def put_artifact(
+        self, data: bytes | Path, *, media_type: str, role: str, name: str
+    ) -> Artifact:
+        artifact = self.sink.put_artifact(data, media_type=media_type, role=role, name=name)
+        self.stored.setdefault(f"{artifact.sha256}:{role}", artifact)
+        return artifact
+
+
 @dataclass(frozen=True, slots=True)
 class TargetInfo:
     """The deployment a gate runs against."""

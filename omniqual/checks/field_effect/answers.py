@@ -79,8 +79,10 @@ async def ask(
     label: str,
     timeouts: Timeouts,
     sink: ArtifactSink,
+    role: str = OUTPUT_ROLE,
 ) -> Answer:
-    """Send ``values`` (with the probe's files) to ``endpoint``; never raises for the target."""
+    """Send ``values`` (with the probe's files) to ``endpoint``; never raises for the target.
+    Each output is stored under ``role``."""
     case = Case(
         f"field-effect/{label}",
         endpoint.api_mode,
@@ -111,7 +113,7 @@ async def ask(
         sink.put_artifact(
             data,
             media_type=_media_type(endpoint.output.kind, data),
-            role=OUTPUT_ROLE,
+            role=role,
             name=f"{endpoint.api_mode} {label} #{index}",
         ).sha256
         for index, data in enumerate(exchange.media)

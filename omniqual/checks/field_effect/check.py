@@ -11,8 +11,6 @@ whose served default differs, found by stating one at a time). Every compared pa
 measurement, and its outputs are stored and named by sha256."""
 
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -20,10 +18,10 @@ from pydantic import Field
 from omniqual.checks.api_contract.exchange import Timeouts
 from omniqual.checks.api_contract.side_effects import health_status, served_release
 from omniqual.checks.base import (
-    ArtifactSink,
     CheckContext,
     CheckOutcome,
     CheckParams,
+    KeptSink,
     verdict,
 )
 from omniqual.checks.field_effect.defaults import judge_defaults
@@ -32,7 +30,6 @@ from omniqual.checks.field_effect.record import EndpointRecord, Findings
 from omniqual.checks.field_effect.session import EndpointRun, Thresholds
 from omniqual.client import OmniClient
 from omniqual.domain.contract import ApiMode, Deviation, EndpointContract, ModelContract
-from omniqual.domain.evidence import Artifact
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.specs.contracts import contract_path, load_contract
 
@@ -65,21 +62,6 @@ class FieldEffectParams(CheckParams):
     )  # fmt: skip
 
 
-@dataclass(slots=True)
-class _KeptSink:
-    """The context's sink, remembering what was stored (the outcome's artifacts)."""
-
-    sink: ArtifactSink
-    stored: dict[str, Artifact] = field(default_factory=dict)
-
-    def put_artifact(
-        self, data: bytes | Path, *, media_type: str, role: str, name: str
-    ) -> Artifact:
-        artifact = self.sink.put_artifact(data, media_type=media_type, role=role, name=name)
-        self.stored.setdefault(f"{artifact.sha256}:{role}", artifact)
-        return artifact
-
-
 class FieldEffectCheck:
     kind: ClassVar[str] = "field_effect"
     params_model: ClassVar[type[CheckParams]] = FieldEffectParams
@@ -99,7 +81,7 @@ class FieldEffectCheck:
             why = f"contract {path.name} declares no endpoint for this row ({ctx.row})"
             return CheckOutcome(GateOutcome.SKIPPED, (why,))
         started = time.perf_counter()
-        sink = _KeptSink(ctx.artifacts)
+        sink = KeptSink(ctx.artifacts)
         findings = Findings()
         async with ctx.make_client() as client:
             if await health_status(client) != 200:
@@ -139,7 +121,7 @@ async def _one_endpoint(
     params: FieldEffectParams,
     client: OmniClient,
     endpoint: EndpointContract,
-    sink: _KeptSink,
+    sink: KeptSink,
     findings: Findings,
     deviations: tuple[Deviation, ...] = (),
     release: str | None = None,

@@ -16,7 +16,7 @@ from pydantic import JsonValue
 
 from omniqual.checks.api_contract.exchange import Timeouts
 from omniqual.checks.api_contract.side_effects import health_status, served_release
-from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, verdict
+from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, KeptSink, verdict
 from omniqual.checks.lora.params import AdapterRef, LoraParams
 from omniqual.checks.lora.steps import LoraRun, run_steps
 from omniqual.deploy.embedded.adapters import bundled_adapters
@@ -53,6 +53,7 @@ class LoraCheck:
                    "the bundled ones exist for a launched SD3 checkpoint only")  # fmt: skip
             return CheckOutcome(GateOutcome.SKIPPED, (why,))
         started = time.perf_counter()
+        sink = KeptSink(ctx.artifacts)
         async with ctx.make_client() as client:
             if await health_status(client) != 200:
                 return CheckOutcome(GateOutcome.INVALID, ("target is not healthy before the gate",))
@@ -60,7 +61,7 @@ class LoraCheck:
                 client=client, endpoint=endpoint, adapters=adapters[:2], params=params,
                 timeouts=Timeouts(params.request_timeout_s, params.job_timeout_s,
                                   params.poll_interval_s),
-                sink=ctx.artifacts, deviations=contract.deviations,
+                sink=sink, deviations=contract.deviations,
                 release=params.release or await served_release(client),
                 progress=lambda message: ctx.progress(message, None),
             )  # fmt: skip
@@ -68,8 +69,12 @@ class LoraCheck:
         elapsed = Measurement(name="elapsed_s", value=time.perf_counter() - started, unit="s")
         sent = Measurement(name="requests", value=run.requests, unit="count")
         names: list[JsonValue] = [adapter.name for adapter in adapters[:2]]
+        contract_file = ctx.artifacts.put_artifact(
+            path, media_type="application/yaml", role="contract", name=path.name
+        )
         return CheckOutcome(
             outcome=verdict(run.failures, invalid=run.invalid),
+            artifacts=(contract_file, *sink.stored.values()),
             reasons=(*run.failures, *run.invalid),
             measurements=(elapsed, sent, *run.measurements),
             cases=tuple(run.cases),

@@ -35,6 +35,7 @@ from omniqual.domain.contract import Deviation, EndpointContract
 from omniqual.domain.evidence import CaseResult, Measurement
 from omniqual.domain.outcomes import GateOutcome
 
+OUTPUT_ROLE = "lora-output"
 SAME = "the same output within the same-seed spread"
 OTHER = "another output, beyond the same-seed spread"
 REFUSED = "4xx"
@@ -65,7 +66,8 @@ class LoraRun:
         values: dict[str, JsonValue] = dict(self.endpoint.probe)
         if lora is not None:
             values["lora"] = lora
-        return await ask(self.client, self.endpoint, values, label, self.timeouts, self.sink)
+        return await ask(self.client, self.endpoint, values, label, self.timeouts, self.sink,
+                         OUTPUT_ROLE)
 
     def compare(self, label: str, a: Answer, b: Answer) -> Pair:
         pair = compare(self.endpoint.output.kind, label, a, b)

@@ -38,6 +38,7 @@ def test_per_request_lora_on_sd3_passes_with_the_declared_500(
     for case in result.cases:
         print(f"{case.id}: {case.outcome.value}: {case.observed_status}")
     assert result.outcome is GateOutcome.PASSED, result.reasons
+    assert {a.role for a in result.artifacts} >= {"contract", "lora-output"}  # its evidence
     (limitation,) = result.limitations
     assert limitation.startswith("declared deviation: images-generations/lora/missing-path")
     outcomes = {case.id.rsplit("/lora/", 1)[1]: case for case in result.cases}

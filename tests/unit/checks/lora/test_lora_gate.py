@@ -61,6 +61,10 @@ def test_the_faithful_fake_passes_every_case() -> None:
         "no-name", "base-after-refusals"}  # fmt: skip
     assert all(result is GateOutcome.PASSED for result in _cases(outcome).values())
     assert {m.name: m.value for m in outcome.measurements}["requests"] == 14
+    # Evidence: the contract and every output compared, by sha256 (a pass without is none).
+    roles = {artifact.role for artifact in outcome.artifacts}
+    assert roles == {"contract", "lora-output"}
+    assert all(len(artifact.sha256) == 64 for artifact in outcome.artifacts)
     assert {"path": "/adapters/a", "name": "a", "scale": 0.0} in fake.lora_bodies
 
 
