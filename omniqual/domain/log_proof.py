@@ -3,9 +3,9 @@
 A row declares, say, ``attention_backend=sdpa``; vLLM-Omni logs the backend it resolved for each
 attention role at start-up. Where the axis has a ``log_pattern`` and the row's value names what
 the server calls it (``served_as``), every resolution in the log must be one of those names: a
-server that resolved another backend for any role served another configuration, so what its
-gates found belongs to no row of this matrix, and a decided verdict becomes ``invalid`` saying
-so. A log that shows no resolution proves nothing either way, and is recorded as such.
+server that resolved another backend for any role served another configuration, so a pass on it
+is no evidence for the row (``invalid``, saying so; ``omniqual.engine.run.launch_logs``). A log
+that shows no resolution proves nothing either way, and is recorded as such.
 """
 
 import re

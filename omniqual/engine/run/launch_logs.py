@@ -19,7 +19,6 @@ from omniqual.domain.log_proof import LogProof
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.recipe import LaunchRecipe
 
-DECIDED = (GateOutcome.PASSED, GateOutcome.FAILED)
 NO_LOG = "not checked: no server log"
 
 
@@ -64,8 +63,12 @@ class LaunchWatch:
 def held_to_the_logs(
     outcome: CheckOutcome, proofs: tuple[LogProof, ...], target: TargetInfo, watch: LaunchWatch
 ) -> tuple[CheckOutcome, dict[str, object]]:
-    """The outcome, invalid when a server's log resolved another value for one of the row's
-    axes than the row declares, and what each log showed (recorded with every result)."""
+    """The outcome held to the logs, and what each log showed (recorded with every result).
+
+    A pass on a server whose log resolved another value for one of the row's axes than the row
+    declares is no evidence for the row: ``invalid``, saying so. A failure stays a failure (the
+    row's own recipe launched that server) with the mismatch among its reasons; an undecided
+    verdict is left as it is."""
     if not proofs:
         return outcome, {}
     shown: dict[str, object] = {}
@@ -87,7 +90,12 @@ def held_to_the_logs(
                 wrong.append(f"{reason} (server {label})")
         shown[proof.axis] = {"declared": proof.declared, "served_as": list(proof.accepted),
                              "resolved": resolved or NO_LOG}  # fmt: skip
-    if not wrong or outcome.outcome not in DECIDED:
+    if not wrong:
         return outcome, {"served_as": shown}
-    reasons = (*wrong, f"the check itself said {outcome.outcome.value}", *outcome.reasons)
+    if outcome.outcome is GateOutcome.FAILED:
+        # The row's own recipe launched that server: its failure stands, the fallback beside it.
+        return replace(outcome, reasons=(*outcome.reasons, *wrong)), {"served_as": shown}
+    if outcome.outcome is not GateOutcome.PASSED:
+        return outcome, {"served_as": shown}
+    reasons = (*wrong, "the check itself said passed", *outcome.reasons)
     return replace(outcome, outcome=GateOutcome.INVALID, reasons=reasons), {"served_as": shown}

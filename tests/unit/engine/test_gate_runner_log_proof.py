@@ -1,9 +1,9 @@
-"""Every result is held to what its servers' logs say they resolved: a gate that passed (or
-failed) on a server whose log resolved another attention backend than the row declares is
-`invalid`, naming the role, the backend and the server; that holds for the target and for every
-server the gate launched itself, except a launch whose recipe declares another value (another
-row's server). Where the logs agree, or there are none, the verdict stands and what each log
-showed is recorded with the result."""
+"""Every result is held to what its servers' logs say they resolved: a gate that passed on a
+server whose log resolved another attention backend than the row declares is `invalid`, naming
+the role, the backend and the server (a failure stays a failure, the fallback named beside it);
+that holds for the target and for every server the gate launched itself, except a launch whose
+recipe declares another value (another row's server). Where the logs agree, or there are none,
+the verdict stands and what each log showed is recorded with the result."""
 
 import asyncio
 from collections.abc import AsyncIterator
@@ -108,17 +108,23 @@ def _resolved(result: GateResult) -> object:
     return backend["resolved"]
 
 
-@pytest.mark.parametrize("outcome", ["passed", "failed"])
-def test_a_server_that_resolved_another_backend_makes_the_verdict_invalid(
-    tmp_path: Path, outcome: str
-) -> None:
-    result = _run(tmp_path, _line("CPU_SDPA", "self") + _line("SAGE_ATTN", "cross"), outcome)
+def test_a_pass_on_a_server_that_resolved_another_backend_is_invalid(tmp_path: Path) -> None:
+    result = _run(tmp_path, _line("CPU_SDPA", "self") + _line("SAGE_ATTN", "cross"))
     assert result.outcome is GateOutcome.INVALID
     reason = result.reasons[0]
     assert reason.startswith("attention_backend_not_served:") and "SAGE_ATTN for 'cross'" in reason
     assert reason.endswith("(server t)")
-    assert result.reasons[1] == f"the check itself said {outcome}"
+    assert result.reasons[1] == "the check itself said passed"
     assert _resolved(result) == {"t": {"self": "CPU_SDPA", "cross": "SAGE_ATTN"}}
+
+
+def test_a_failure_there_stays_a_failure_with_the_fallback_named(tmp_path: Path) -> None:
+    """The row's own recipe launched that server: a silent fallback never hides a failure."""
+    log = _line("CPU_SDPA", "self") + _line("SAGE_ATTN", "cross")
+    result = _run(tmp_path, log, "failed")
+    assert result.outcome is GateOutcome.FAILED
+    (reason,) = result.reasons  # the scripted failure gives none of its own
+    assert reason.startswith("attention_backend_not_served:") and "SAGE_ATTN" in reason
 
 
 def test_a_log_that_agrees_leaves_the_verdict_and_records_the_backend(tmp_path: Path) -> None:
