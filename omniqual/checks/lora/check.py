@@ -16,12 +16,20 @@ from pydantic import JsonValue
 
 from omniqual.checks.api_contract.exchange import Timeouts
 from omniqual.checks.api_contract.side_effects import health_status, served_release
-from omniqual.checks.base import CheckContext, CheckOutcome, CheckParams, KeptSink, verdict
+from omniqual.checks.base import (
+    CheckContext,
+    CheckOutcome,
+    CheckParams,
+    KeptSink,
+    TargetInfo,
+    verdict,
+)
 from omniqual.checks.lora.params import AdapterRef, LoraParams
 from omniqual.checks.lora.steps import LoraRun, run_steps
 from omniqual.deploy.embedded.adapters import bundled_adapters
 from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.recipe import RecipeKind
 from omniqual.specs.contracts import contract_path, load_contract
 
 JSON_MODES = ("images-generations",)
@@ -47,13 +55,22 @@ class LoraCheck:
         endpoint = next((e for e in contract.endpoints if e.api_mode == api_mode), None)
         if endpoint is None:
             return CheckOutcome(GateOutcome.SKIPPED, (f"{path.name} has no {api_mode} endpoint",))
-        adapters = params.adapters or _bundled(ctx.target.checkpoint_dir)
+        adapters = params.adapters or _bundled(ctx.target)
         if len(adapters) < 2:
             why = ("no adapters: give two in params.adapters (paths on the server's host); "
-                   "the bundled ones exist for a launched SD3 checkpoint only")  # fmt: skip
+                   "the bundled ones exist for the embedded target's SD3 only")  # fmt: skip
             return CheckOutcome(GateOutcome.SKIPPED, (why,))
         started = time.perf_counter()
         sink = KeptSink(ctx.artifacts)
+        # What was applied, by sha256, where this host can read it (the bundled ones, or paths
+        # on a server beside it): a changed adapter is another measurement.
+        for adapter in adapters[:2]:
+            for part in ADAPTER_FILES:
+                file = Path(adapter.path) / part
+                if file.is_file():
+                    name = f"{adapter.name}/{part}"
+                    sink.put_artifact(file, media_type="application/octet-stream",
+                                      role="lora-adapter", name=name)  # fmt: skip
         async with ctx.make_client() as client:
             if await health_status(client) != 200:
                 return CheckOutcome(GateOutcome.INVALID, ("target is not healthy before the gate",))
@@ -84,8 +101,14 @@ class LoraCheck:
         )
 
 
-def _bundled(checkpoint_dir: Path | None) -> tuple[AdapterRef, ...]:
-    if checkpoint_dir is None:
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+
+
+def _bundled(target: TargetInfo) -> tuple[AdapterRef, ...]:
+    """The bundled adapters, for a launch of the embedded target only: a user's own checkpoint
+    (a command recipe) never gets random adapters written beside it."""
+    recipe = target.recipe
+    if target.checkpoint_dir is None or recipe is None or recipe.kind is not RecipeKind.EMBEDDED:
         return ()
-    bundled = bundled_adapters(checkpoint_dir)
+    bundled = bundled_adapters(target.checkpoint_dir)
     return tuple(AdapterRef(name=a.name, path=str(a.path)) for a in bundled)

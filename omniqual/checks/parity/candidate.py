@@ -13,16 +13,15 @@ row at most limited): a feature the release offers no way to show active. Otherw
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from pydantic import JsonValue
 
 from omniqual.checks.api_contract.exchange import Timeouts
 from omniqual.checks.base import (
-    ArtifactSink,
     CheckContext,
     CheckOutcome,
     CheckParams,
+    KeptSink,
     ServedReference,
     verdict,
 )
@@ -57,26 +56,11 @@ from omniqual.client import ClientError, OmniClient
 from omniqual.compare.tolerance_combine import combined
 from omniqual.domain.axes import RowKey
 from omniqual.domain.contract import EndpointContract
-from omniqual.domain.evidence import Artifact, CaseResult
+from omniqual.domain.evidence import CaseResult
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.specs.contracts import contract_path, load_contract
 
 MAX_REASONS = 40
-
-
-class _Recording:
-    """The context's sink, remembering what was stored so the result can list it."""
-
-    def __init__(self, sink: ArtifactSink) -> None:
-        self.sink = sink
-        self.stored: dict[str, Artifact] = {}
-
-    def put_artifact(
-        self, data: bytes | Path, *, media_type: str, role: str, name: str
-    ) -> Artifact:
-        artifact = self.sink.put_artifact(data, media_type=media_type, role=role, name=name)
-        self.stored.setdefault(f"{artifact.sha256}:{role}", artifact)
-        return artifact
 
 
 def reference_row(row: RowKey, baseline: dict[str, str]) -> RowKey:
@@ -179,7 +163,7 @@ class _Run:
         names = list(dict.fromkeys(p.tolerance for p in paths))
         self.tolerance_name = "+".join(names)
         self.tolerance = combined([(n, params.tolerances[n]) for n in names])
-        self.sink = _Recording(ctx.artifacts)
+        self.sink = KeptSink(ctx.artifacts)
 
     async def side(
         self,

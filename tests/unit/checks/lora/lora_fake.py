@@ -32,9 +32,12 @@ class LoraFaults:
 
 
 class LoraFake(FieldFake):
-    def __init__(self, faults: LoraFaults | None = None, **field_fake: object) -> None:
+    def __init__(self, faults: LoraFaults | None = None, *, known: tuple[str, ...] = (),
+                 **field_fake: object) -> None:  # fmt: skip
         super().__init__(**field_fake)  # type: ignore[arg-type]
         self.lora_faults = faults or LoraFaults()
+        self.known = known or tuple(ADAPTERS.values())
+        """The adapter paths the server has."""
         self.slot: str | None = None
         self.loaded: set[str] = set()
         self.first: str | None = None
@@ -63,7 +66,7 @@ class LoraFake(FieldFake):
             message = "Invalid lora object: both name and path are required."
             return Reply(self.error(400, message, None), f"POST {ROUTE}")
         path, scale = str(lora["path"]), float(lora.get("scale", 1.0))
-        if path not in ADAPTERS.values():
+        if path not in self.known:
             if self.lora_faults.missing_status == 200:
                 return None
             message = "Image generation failed: [Errno 2] No such file or directory: '<path>'"

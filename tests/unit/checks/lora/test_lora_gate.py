@@ -8,6 +8,7 @@ own output is invalid, and the faithful fake passes every case."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,8 +17,10 @@ import pytest
 from omniqual.checks.base import CheckContext, CheckOutcome, TargetInfo
 from omniqual.checks.lora import LoraCheck, LoraParams
 from omniqual.client import OmniClient
+from omniqual.deploy.embedded.adapters import bundled_adapters
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.recipe import LaunchRecipe
 from tests.fakes.check_context import Harness, row
 from tests.unit.checks.field_effect.field_fake import CONTRACTS
 from tests.unit.checks.lora.lora_fake import ADAPTERS, LoraFake, LoraFaults
@@ -26,12 +29,12 @@ ADAPTER_PARAMS = [{"name": name, "path": path} for name, path in ADAPTERS.items(
 
 
 def _run(fake: LoraFake, api_mode: str = "images-generations", *, contracts: Path = CONTRACTS,
-         **params: object) -> CheckOutcome:  # fmt: skip
+         target: TargetInfo | None = None, **params: object) -> CheckOutcome:  # fmt: skip
     harness = Harness()
     ctx = CheckContext(
         gate=GateSpec(id="lora", kind="lora", version=1),
         row=row(api_mode),
-        target=TargetInfo(url="http://fake.invalid", label="fake"),
+        target=target or TargetInfo(url="http://fake.invalid", label="fake"),
         artifacts=harness.sink,
         project_root=Path("."),
         make_client=lambda: OmniClient("http://fake.invalid", transport=fake.transport()),
@@ -142,3 +145,44 @@ def test_without_adapters_or_on_another_endpoint_it_is_skipped() -> None:
     assert "params.adapters" in no_adapters.reasons[0]
     chat = _run(LoraFake(), "chat-completions")
     assert chat.outcome is GateOutcome.SKIPPED and "images-generations only" in chat.reasons[0]
+
+
+SD3 = {"_class_name": "SD3Transformer2DModel", "num_attention_heads": 4,
+       "attention_head_dim": 8, "num_layers": 2}  # fmt: skip
+
+
+def _sd3_checkpoint(tmp_path: Path) -> Path:
+    checkpoint = tmp_path / "sd3"
+    (checkpoint / "transformer").mkdir(parents=True)
+    (checkpoint / "transformer" / "config.json").write_text(json.dumps(SD3))
+    return checkpoint
+
+
+KIND_FIELDS = {"url": {"url": "http://x.invalid"}, "command": {"command": ["serve"]},
+               "embedded": {"pipeline": "sd3-tiny"}}  # fmt: skip
+
+
+def _target(checkpoint: Path, kind: str) -> TargetInfo:
+    recipe = LaunchRecipe.model_validate({"id": "r", "description": "d", "kind": kind,
+                                          **KIND_FIELDS[kind]})  # fmt: skip
+    return TargetInfo(url="http://fake.invalid", recipe=recipe, checkpoint_dir=checkpoint)
+
+
+def test_the_bundled_adapters_are_used_and_recorded_by_sha256_on_the_embedded_target(
+    tmp_path: Path,
+) -> None:
+    checkpoint = _sd3_checkpoint(tmp_path)
+    paths = tuple(str(a.path) for a in bundled_adapters(checkpoint))
+    outcome = _run(LoraFake(known=paths), target=_target(checkpoint, "embedded"), adapters=None)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    adapters = {a.name: a for a in outcome.artifacts if a.role == "lora-adapter"}
+    assert set(adapters) == {f"{name}/{part}" for name in ("omniqual-a", "omniqual-b")
+                             for part in ("adapter_config.json", "adapter_model.safetensors")}
+
+
+@pytest.mark.parametrize("kind", ["command", "url"])
+def test_no_adapters_are_written_beside_a_users_own_checkpoint(tmp_path: Path, kind: str) -> None:
+    checkpoint = _sd3_checkpoint(tmp_path)
+    outcome = _run(LoraFake(), target=_target(checkpoint, kind), adapters=None)
+    assert outcome.outcome is GateOutcome.SKIPPED
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sd3"]  # nothing written beside it
