@@ -13,6 +13,7 @@ device number. Loaded only by vLLM-Omni through the class path ``plugin`` return
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import psutil
@@ -26,6 +27,9 @@ ATTENTION_BACKEND_PATH = "omniqual.deploy.embedded.attention.CpuSdpaBackend"
 _SDPA_NAMES = frozenset({"TORCH_SDPA", "SDPA", "CPU_SDPA"})
 _PROC_STATUS = Path("/proc/self/status")
 _PROC_CLEAR_REFS = Path("/proc/self/clear_refs")
+# Opt-in for vLLM-Omni's diffusion torch.compile (inductor's C++ backend on the host CPU): a
+# launch recipe sets it, so a compile row is its own server and every other row stays eager.
+TORCH_COMPILE_ENV = "OMNIQUAL_CPU_TORCH_COMPILE"
 
 
 def process_resident_bytes() -> int:
@@ -74,8 +78,9 @@ class CpuOmniPlatform(OmniPlatform, CpuPlatform):  # type: ignore[misc, unused-i
 
     @classmethod
     def supports_torch_inductor(cls) -> bool:
-        # The CPU build has no tested inductor path for vLLM-Omni's diffusion compile.
-        return False
+        # Off unless the launch asks for it: without it vLLM-Omni runs the pipeline eagerly
+        # whatever --enforce-eager says, which is what every row but a compile row measures.
+        return os.environ.get(TORCH_COMPILE_ENV) == "1"
 
     @classmethod
     def supports_diffusion_dense_flash_attention(cls) -> bool:

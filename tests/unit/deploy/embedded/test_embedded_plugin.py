@@ -80,3 +80,18 @@ def test_no_cap_leaves_the_probes_alone(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
     assert plugin.cap_isa_probes({}) == []
     assert torch.cpu._is_amx_tile_supported() is True
+
+
+@pytest.mark.parametrize(("switch", "compiles"), [(None, False), ("0", False), ("1", True)])
+def test_the_diffusion_compile_runs_only_where_the_launch_asks_for_it(
+    monkeypatch: pytest.MonkeyPatch, switch: str | None, compiles: bool
+) -> None:
+    # vLLM-Omni compiles a DiT only where the platform allows inductor: every row but a compile
+    # row must measure the eager pipeline whatever --enforce-eager says.
+    from omniqual.deploy.embedded.platform import TORCH_COMPILE_ENV, CpuOmniPlatform
+
+    if switch is None:
+        monkeypatch.delenv(TORCH_COMPILE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(TORCH_COMPILE_ENV, switch)
+    assert CpuOmniPlatform.supports_torch_inductor() is compiles
