@@ -20,12 +20,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omniqual.checks.base import TargetInfo
-from omniqual.checks.soak.watch import resolve_watch_dirs
 from omniqual.deploy.agent.remote import AgentTree, connect
 from omniqual.deploy.observer import LocalTree, TreeReader
+from omniqual.deploy.process_tree import temp_dir_of
 from omniqual.domain.agent import AGENT_SOURCE
 
 METRICS_SOURCE = "metrics"
+
+
+def resolve_watch_dirs(
+    configured: Sequence[str], pid: int | None, known: Sequence[Path] = ()
+) -> tuple[Path, ...]:
+    """The configured directories, else the target's known temp dirs (the private TMPDIR
+    omniqual gave a server it launched), else the server's TMPDIR read from its environment.
+    Nothing else: the host's shared temp dir holds other processes' files, so counting it would
+    blame the server for them."""
+    if configured:
+        return tuple(Path(d) for d in configured)
+    if known:
+        return tuple(known)
+    temp = temp_dir_of(pid) if pid is not None else None
+    return (temp,) if temp is not None else ()
 
 
 @dataclass(frozen=True, slots=True)

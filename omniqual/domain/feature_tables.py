@@ -9,7 +9,7 @@ here holds a state: every cell is derived from compiled rows (``omniqual.report.
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
@@ -24,15 +24,20 @@ def label_key(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class FeatureColumn:
-    """One feature: rows whose ``axis`` holds one of ``values`` use it. No axis: nothing in the
-    matrix can measure it, so its cells are never anything but not verified."""
+    """One feature: rows whose ``axis`` holds one of ``values`` use it, or, for a feature a gate
+    qualifies on a row's own server (per-request LoRA: no axis, the request carries it), rows
+    that require ``gate``. Neither: nothing in the matrix can measure it, so its cells are never
+    anything but not verified."""
 
     label: str
     axis: str | None
     values: tuple[str, ...]
     aliases: tuple[str, ...] = ()
+    gate: str | None = None
 
-    def used_by(self, axes: Mapping[str, str]) -> bool:
+    def used_by(self, axes: Mapping[str, str], gates: Collection[str] = ()) -> bool:
+        if self.gate is not None:
+            return self.gate in gates
         return self.axis is not None and axes.get(self.axis) in self.values
 
     def named(self, text: str) -> bool:

@@ -1,12 +1,13 @@
 """One cell of a vLLM-Omni-shaped feature table, derived from the compiled rows it covers.
 
-A row uses the features (columns) whose axis values its key holds. A model-table cell (model,
-feature, hardware) is covered by that model's rows of the section's tasks, on that hardware,
-whose one used feature is that feature; a pair cell by rows of any model, on that hardware,
-whose used features are exactly the pair. A model's baseline row (no feature) and a row that
-combines features decide nothing for a single feature's cell; rows of other hardware never speak
-for it. No covering row: not tested. A ✅ needs every decided covering row to agree; a failed
-or refused one makes the cell ❓ or ❌ with the failure named (:func:`derive_cell`).
+A row uses the features (columns) whose axis values its key holds, and those a gate it requires
+qualifies on its own server (a per-request LoRA column: the row requiring ``lora``). A model-
+table cell (model, feature, hardware) is covered by that model's rows of the section's tasks, on
+that hardware, whose one used feature is that feature; a pair cell by rows of any model, on that
+hardware, whose used features are exactly the pair. A model's baseline row (no feature) and a
+row that combines features decide nothing for a single feature's cell; rows of other hardware
+never speak for it. No covering row: not tested. A ✅ needs every decided covering row to agree;
+a failed or refused one makes the cell ❓ or ❌ with the failure named (:func:`derive_cell`).
 """
 
 from collections.abc import Iterable, Sequence
@@ -48,8 +49,8 @@ class FeatureCell:
         return SYMBOLS[self.state]
 
 
-def used_features(columns: Sequence[FeatureColumn], axes: dict[str, str]) -> frozenset[str]:
-    return frozenset(c.label for c in columns if c.used_by(axes))
+def used_features(columns: Sequence[FeatureColumn], row: CompiledRow) -> frozenset[str]:
+    return frozenset(c.label for c in columns if c.used_by(row.axes, row.required_gates))
 
 
 def covering_rows(
@@ -68,7 +69,7 @@ def covering_rows(
         if row.axes.get("hardware") == hardware
         and (model is None or row.axes.get("model") == model)
         and (tasks is None or row.axes.get("task") in tasks)
-        and used_features(columns, row.axes) == features
+        and used_features(columns, row) == features
     ]
 
 

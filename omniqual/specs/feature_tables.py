@@ -33,6 +33,11 @@ class ColumnSpec(BaseModel):
     label: str = Field(min_length=1, description="The column heading, as the document writes it.")
     axis: str | None = Field(default=None, description="None: no axis measures this feature.")
     values: tuple[str, ...] = ()
+    gate: str | None = Field(
+        default=None, pattern=r"^[a-z][a-z0-9-]*$",
+        description="A feature a gate qualifies on a row's own server (per-request LoRA): the "
+        "rows that require this gate use it. Instead of an axis, never beside one.",
+    )
     aliases: tuple[str, ...] = Field(default=(), description="Other headings for the same column.")
 
 
@@ -69,6 +74,9 @@ def _column_problems(
                 problems.append(doc.problem((*loc, "label"), f"{name!r} names {where}[{seen[key]}]"
                                             " too"))  # fmt: skip
             seen.setdefault(key, i)
+        if column.gate is not None and column.axis is not None:
+            problems.append(doc.problem((*loc, "gate"), "a column is realized by an axis or by "
+                                        "a gate, not both"))  # fmt: skip
         if column.axis is None:
             if column.values:
                 problems.append(doc.problem((*loc, "values"), "values need an axis"))
@@ -118,7 +126,7 @@ def load_feature_tables(path: Path) -> FeatureTableMap:
         raise SpecError(problems)
 
     def columns(specs: tuple[ColumnSpec, ...]) -> tuple[FeatureColumn, ...]:
-        return tuple(FeatureColumn(c.label, c.axis, c.values, c.aliases) for c in specs)
+        return tuple(FeatureColumn(c.label, c.axis, c.values, c.aliases, c.gate) for c in specs)
 
     return FeatureTableMap(
         sections=tuple(ModalitySection(s.name, s.tasks) for s in spec.sections),

@@ -26,6 +26,8 @@ from omniqual.checks.base import (
 )
 from omniqual.checks.lora.params import AdapterRef, LoraParams
 from omniqual.checks.lora.steps import LoraRun, run_steps
+from omniqual.checks.observed import observed
+from omniqual.checks.soak.watch import ResourceWatch
 from omniqual.deploy.embedded.adapters import bundled_adapters
 from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome
@@ -71,16 +73,23 @@ class LoraCheck:
                     name = f"{adapter.name}/{part}"
                     sink.put_artifact(file, media_type="application/octet-stream",
                                       role="lora-adapter", name=name)  # fmt: skip
-        async with ctx.make_client() as client:
+        async with (ctx.make_client() as client, ctx.make_client() as side,
+                    observed(ctx.target, ()) as seen,
+                    ResourceWatch(side, tree=seen.tree, watch_dirs=seen.watch_dirs,
+                                  interval_s=1.0) as watch):  # fmt: skip
             if await health_status(client) != 200:
                 return CheckOutcome(GateOutcome.INVALID, ("target is not healthy before the gate",))
+
+            async def memory_bytes() -> int | None:
+                return (await watch.snapshot()).memory_bytes
+
             run = LoraRun(
                 client=client, endpoint=endpoint, adapters=adapters[:2], params=params,
                 timeouts=Timeouts(params.request_timeout_s, params.job_timeout_s,
                                   params.poll_interval_s),
                 sink=sink, deviations=contract.deviations,
                 release=params.release or await served_release(client),
-                progress=lambda message: ctx.progress(message, None),
+                progress=lambda message: ctx.progress(message, None), memory_bytes=memory_bytes,
             )  # fmt: skip
             await run_steps(run)
         elapsed = Measurement(name="elapsed_s", value=time.perf_counter() - started, unit="s")
@@ -96,7 +105,7 @@ class LoraCheck:
             measurements=(elapsed, sent, *run.measurements),
             cases=tuple(run.cases),
             requested={"model": contract.model, "endpoint": api_mode, "adapters": names},
-            effective={"lora": run.pairs},
+            effective={"lora": run.pairs, "memory_source": watch.source},
             limitations=tuple(run.limitations),
         )
 

@@ -33,6 +33,15 @@ class LoraParams(CheckParams):
     margin_db: float = Field(
         default=3.0, ge=0, description="How far beyond the same-seed spread an effect must be."
     )
+    churn_rounds: int = Field(
+        default=4, ge=0,
+        description="Turns of the two adapters after both were loaded once (two loads each "
+        "where the server caches one adapter); 0: no churn turns.",
+    )  # fmt: skip
+    max_churn_memory_growth_mib: float = Field(
+        default=64.0, ge=0,
+        description="How much the server's memory may grow over the churn turns.",
+    )  # fmt: skip
     release: str | None = Field(
         default=None, description="vLLM-Omni release for the contract's declared deviations; "
         "None: read from GET /version.",

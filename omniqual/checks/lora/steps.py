@@ -7,7 +7,11 @@
 3. A at scale 0: the base output (LoRA's delta times zero).
 4. Adapter B: beyond the spread from the base output and from A's (two adapters that give one
    output: the second served the first's weights).
-5. A after B (B took A's slot where the server caches one adapter): A's first output.
+5. A after B (B took A's slot where the server caches one adapter): A's first output; then
+   ``churn_rounds`` more turns of B and A, each still its first output, while the server's
+   memory (PSS or RSS of its process tree, else its /metrics gauge) grows by at most
+   ``max_churn_memory_growth_mib`` from before the turns to after them (an unknown figure
+   decides nothing: ``invalid``).
 6. The probe without an adapter after them: the base output (nothing left applied).
 7. A, B and no adapter sent together: each its own output alone.
 8. An adapter path that does not exist, and an adapter with no name: each refused with a 4xx;
@@ -17,7 +21,7 @@ A refusal the served release declares to answer otherwise (a contract deviation 
 ``<api_mode>/lora/<case>``) is the row's limitation instead of a failure."""
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
@@ -39,6 +43,7 @@ OUTPUT_ROLE = "lora-output"
 SAME = "the same output within the same-seed spread"
 OTHER = "another output, beyond the same-seed spread"
 REFUSED = "4xx"
+MIB = 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -52,6 +57,8 @@ class LoraRun:
     deviations: tuple[Deviation, ...]
     release: str | None
     progress: Callable[[str], None]
+    memory_bytes: Callable[[], Awaitable[int | None]]
+    """The server's memory now (None: no figure can be read)."""
     failures: list[str] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
     limitations: list[str] = field(default_factory=list)
@@ -123,11 +130,51 @@ async def run_steps(run: LoraRun) -> None:
     a_after_b = await run.ask(_lora(a), f"{a.name} after {b.name}")
     _same(run, "churn", first_a, a_after_b, spread, f"{a.name} after {b.name} vs first",
           "lora_churn", f"adapter {a.name}, sent after {b.name}, gives another output")  # fmt: skip
+    # B first: A holds the slot now, so every request of the turns is a load.
+    await _churn(run, (b, a), (first_b, first_a), spread)
     _same(run, "base-after", base, await run.ask(None, "no adapter, after"), spread,
           "no adapter after adapters vs before", "lora_left_applied",
           "a request without an adapter after adapter requests gets another output")  # fmt: skip
     await _together(run, a, b, base, first_a, first_b, spread)
     await _bad_inputs(run, a, base, spread)
+
+
+async def _churn(run: LoraRun, adapters: tuple[AdapterRef, AdapterRef],
+                 firsts: tuple[Answer, Answer], spread: Spread) -> None:  # fmt: skip
+    """Turns of the two adapters, each a load where the server caches one: every output still
+    the adapter's first, the memory bounded (each adapter was loaded before the first figure,
+    so what a load keeps adds up across the turns)."""
+    rounds = run.params.churn_rounds
+    if rounds == 0:
+        return
+    before = await run.memory_bytes()
+    for turn in range(1, rounds + 1):
+        for adapter, first in zip(adapters, firsts, strict=True):
+            answer = await run.ask(_lora(adapter), f"{adapter.name}, churn turn {turn}")
+            _same(run, f"churn-{turn}/{adapter.name}", first, answer, spread,
+                  f"{adapter.name} at churn turn {turn} vs first", "lora_churn",
+                  f"adapter {adapter.name}, loaded again at churn turn {turn}, gives another "
+                  "output")  # fmt: skip
+    after = await run.memory_bytes()
+    loads = 2 * rounds
+    sent = f"{loads} adapter loads in {rounds} turns of {adapters[0].name} and {adapters[1].name}"
+    bound = run.params.max_churn_memory_growth_mib
+    expected = f"memory growth <= {bound:g} MiB"
+    if before is None or after is None:
+        run.invalid.append(f"churn_memory_unknown: no memory figure for the server over {sent}: "
+                           "its growth is unknown, never zero")  # fmt: skip
+        run.case("churn-memory", sent, expected, "no memory figure", GateOutcome.INVALID)
+        return
+    grew = (after - before) / MIB
+    run.measurements += [Measurement(name="churn_memory_growth", value=grew, unit="MiB"),
+                         Measurement(name="churn_adapter_loads", value=loads, unit="count")]
+    observed = f"{grew:+.1f} MiB ({before / MIB:.0f} -> {after / MIB:.0f} MiB)"
+    if grew <= bound:
+        run.case("churn-memory", sent, expected, observed, GateOutcome.PASSED)
+        return
+    run.failures.append(f"lora_churn_memory: the server's memory grew {observed} over {sent}, "
+                        f"beyond {bound:g} MiB: each load keeps what it loaded")  # fmt: skip
+    run.case("churn-memory", sent, expected, observed, GateOutcome.FAILED)
 
 
 async def _together(run: LoraRun, a: AdapterRef, b: AdapterRef, base: Answer, first_a: Answer,

@@ -25,7 +25,6 @@ from types import TracebackType
 
 from omniqual.client import ClientError, OmniClient
 from omniqual.deploy.observer import ObserverSample, ProcessObserver, TreeReader, count_files
-from omniqual.deploy.process_tree import temp_dir_of
 from omniqual.loadgen.trend import TrendFit, fit_trend
 
 logger = logging.getLogger(__name__)
@@ -51,21 +50,6 @@ class ResourcePoint:
     @property
     def memory_bytes(self) -> int | None:
         return self.pss_bytes if self.pss_bytes is not None else self.rss_bytes
-
-
-def resolve_watch_dirs(
-    configured: Sequence[str], pid: int | None, known: Sequence[Path] = ()
-) -> tuple[Path, ...]:
-    """The configured directories, else the target's known temp dirs (the private TMPDIR
-    omniqual gave a server it launched), else the server's TMPDIR read from its environment.
-    Nothing else: the host's shared temp dir holds other processes' files, so counting it would
-    blame the server for them."""
-    if configured:
-        return tuple(Path(d) for d in configured)
-    if known:
-        return tuple(known)
-    temp = temp_dir_of(pid) if pid is not None else None
-    return (temp,) if temp is not None else ()
 
 
 def parse_process_gauges(text: str) -> tuple[int | None, int | None]:

@@ -50,6 +50,14 @@ def test_per_request_lora_on_sd3_passes_with_the_declared_500(
     psnr = {m.name: m.value for m in result.measurements if m.unit == "dB"}
     assert psnr["omniqual-a vs no adapter: psnr"] < 30
     assert psnr["omniqual-b vs omniqual-a: psnr"] < 30
+    # Four turns of the two adapters: eight loads of the one slot, each its first output, the
+    # server's memory (its process tree, launched here) within the bound over them.
+    figures = {m.name: m.value for m in result.measurements}
+    print("churn memory growth", figures["churn_memory_growth"], "MiB")
+    assert figures["churn_adapter_loads"] == 8
+    assert {f"churn-{turn}/{name}" for turn in range(1, 5) for name in ("omniqual-a", "omniqual-b")
+            } | {"churn-memory"} <= set(outcomes)  # fmt: skip
+    assert result.effective["memory_source"] == "process-tree"
     # The server's log shows the adapters loaded, the one slot churned, scale 0 switching off.
     log = next(p for p in (tmp_path.glob("*/logs/sd3-tiny.log")))
     text = log.read_text(errors="replace")

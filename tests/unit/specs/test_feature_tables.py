@@ -14,8 +14,10 @@ SHIPPED = ROOT / "matrices" / "vllm-omni-features.yaml"
 def test_the_shipped_mapping_loads_in_the_documents_column_order() -> None:
     mapping = load_feature_tables(SHIPPED)
     assert [s.name for s in mapping.sections] == ["ImageGen", "VideoGen", "AudioGen"]
-    assert len(mapping.columns) == 10 and mapping.columns[1].label == "⚡Cache-DiT"
-    assert mapping.columns[-1].label == "🔄Step Execution"
+    assert len(mapping.columns) == 11 and mapping.columns[1].label == "⚡Cache-DiT"
+    assert mapping.columns[-2].label == "🔄Step Execution"
+    lora = mapping.columns[-1]
+    assert (lora.label, lora.axis, lora.gate) == ("🔧LoRA Inference", None, "lora")
     assert len(mapping.pairs) == 14
     assert mapping.matrix_model("Stable-Diffusion-3") == "sd3-tiny"
     assert mapping.matrix_model("Bagel") is None
@@ -67,3 +69,11 @@ def test_schema_errors_name_the_field(tmp_path: Path) -> None:
     assert any(":4: columns.0.axs: Extra inputs are not permitted" in f for f in found)
     missing = problems(tmp_path, "columns: []\n")
     assert any("sections: Field required" in f for f in missing)
+
+
+def test_a_column_is_an_axis_or_a_gate_not_both(tmp_path: Path) -> None:
+    both = "columns:\n  - {label: LoRA, gate: lora, axis: offload, values: [layerwise]}\n"
+    found = problems(tmp_path, SECTIONS + both)
+    assert any(":4: columns.0.gate" in p and "not both" in p for p in found)
+    bad = problems(tmp_path, SECTIONS + "columns:\n  - {label: Bad, gate: Not A Gate}\n")
+    assert any(":4: columns.0.gate" in p for p in bad)

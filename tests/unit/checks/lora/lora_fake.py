@@ -29,6 +29,8 @@ class LoraFaults:
     """A request without an adapter gets the last one applied."""
     missing_status: int = 400
     """What a path the server does not have is answered (200: served without it)."""
+    keeps_per_load_mib: int = 0
+    """Memory an adapter load keeps (read on /metrics as the server's resident memory)."""
 
 
 class LoraFake(FieldFake):
@@ -75,6 +77,8 @@ class LoraFake(FieldFake):
         if self.lora_faults.ignores or (scale == 0 and not self.lora_faults.scale_zero_acts):
             return None
         reloaded = path in self.loaded and self.slot != path
+        if self.slot != path:
+            self.state.leaked_bytes += self.lora_faults.keeps_per_load_mib * 1024 * 1024
         self.loaded.add(path)
         self.slot = path
         self.first = self.first or path

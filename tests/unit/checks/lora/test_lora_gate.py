@@ -61,9 +61,12 @@ def test_the_faithful_fake_passes_every_case() -> None:
     assert set(_cases(outcome)) == {
         "baseline", "active", "reproducible", "scale-0", "active-b", "distinct", "churn",
         "base-after", "together/a", "together/b", "together/no adapter", "missing-path",
-        "no-name", "base-after-refusals"}  # fmt: skip
+        "no-name", "base-after-refusals", "churn-memory",
+        *(f"churn-{turn}/{name}" for turn in range(1, 5) for name in "ab")}  # fmt: skip
     assert all(result is GateOutcome.PASSED for result in _cases(outcome).values())
-    assert {m.name: m.value for m in outcome.measurements}["requests"] == 14
+    figures = {m.name: m.value for m in outcome.measurements}
+    assert figures["requests"] == 22
+    assert (figures["churn_adapter_loads"], figures["churn_memory_growth"]) == (8, 0)
     # Evidence: the contract and every output compared, by sha256 (a pass without is none).
     roles = {artifact.role for artifact in outcome.artifacts}
     assert roles == {"contract", "lora-output"}
@@ -82,6 +85,7 @@ def test_the_faithful_fake_passes_every_case() -> None:
          {"base-after", "together/no adapter", "base-after-refusals"}),
         (LoraFaults(missing_status=500), "lora_bad_adapter_not_refused", {"missing-path"}),
         (LoraFaults(missing_status=200), "lora_bad_adapter_not_refused", {"missing-path"}),
+        (LoraFaults(keeps_per_load_mib=16), "lora_churn_memory", {"churn-memory"}),
     ],
 )  # fmt: skip
 def test_each_fault_fails_the_gate_naming_it(faults: LoraFaults, code: str,
@@ -90,6 +94,19 @@ def test_each_fault_fails_the_gate_naming_it(faults: LoraFaults, code: str,
     assert outcome.outcome is GateOutcome.FAILED, outcome.reasons
     assert any(reason.startswith(code) for reason in outcome.reasons), outcome.reasons
     assert failed <= _failed(outcome), _cases(outcome)
+
+
+def test_churn_memory_within_its_bound_passes_and_an_unknown_figure_is_invalid() -> None:
+    # 8 loads of 4 MiB each: 32 MiB, within the 64 MiB bound; the figure is recorded.
+    kept = _run(LoraFake(LoraFaults(keeps_per_load_mib=4)))
+    assert kept.outcome is GateOutcome.PASSED, kept.reasons
+    assert {m.name: m.value for m in kept.measurements}["churn_memory_growth"] == 32
+    blind = LoraFake()
+    blind.metrics_text = lambda: "# no process gauges\n"  # type: ignore[method-assign]
+    unknown = _run(blind)
+    assert unknown.outcome is GateOutcome.INVALID, unknown.reasons
+    assert any(r.startswith("churn_memory_unknown") for r in unknown.reasons)
+    assert _cases(unknown)["churn-memory"] is GateOutcome.INVALID
 
 
 def test_an_ignored_adapter_stops_the_gate_before_steps_it_would_pass_trivially() -> None:
