@@ -1,13 +1,14 @@
 """One cell of a vLLM-Omni-shaped feature table, derived from the compiled rows it covers.
 
 A row uses the features (columns) whose axis values its key holds, and those a gate it requires
-qualifies on its own server (a per-request LoRA column: the row requiring ``lora``). A model-
-table cell (model, feature, hardware) is covered by that model's rows of the section's tasks, on
-that hardware, whose one used feature is that feature; a pair cell by rows of any model, on that
-hardware, whose used features are exactly the pair. A model's baseline row (no feature) and a
-row that combines features decide nothing for a single feature's cell; rows of other hardware
-never speak for it. No covering row: not tested. A ✅ needs every decided covering row to agree;
-a failed or refused one makes the cell ❓ or ❌ with the failure named (:func:`derive_cell`).
+qualifies on its own server (a per-request LoRA column: the row requiring ``lora``). A
+model-table cell (model, feature, hardware) is covered by that model's rows of the section's
+tasks, on that hardware, whose one used feature is that feature; a pair cell by rows of any
+model, on that hardware, whose used features are exactly the pair. A model's baseline row (no
+feature) and a row that combines features decide nothing for a single feature's cell; rows of
+other hardware never speak for it. No covering row: not tested. A ✅ needs every decided covering
+row to agree; a failed or refused one makes the cell ❓ or ❌ with the failure named
+(:func:`derive_cell`).
 """
 
 from collections.abc import Iterable, Sequence
