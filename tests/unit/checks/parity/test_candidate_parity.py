@@ -37,7 +37,7 @@ from tests.fakes.memory_sink import MemorySink
 ROOT = Path(__file__).resolve().parents[4]
 SPEC = yaml.safe_load((ROOT / "gates" / "parity.yaml").read_text())
 BASELINE = {"execution": "serial/1", "quantization": "none", "offload": "resident",
-            "cache_policy": "none", "dtype": "bf16"}  # fmt: skip
+            "cache_policy": "none", "dtype": "bf16", "topology": "1-device"}  # fmt: skip
 
 Mutate = Callable[[list[bytes]], list[bytes]]
 
@@ -114,6 +114,7 @@ FLAGS = {
     "offload=layerwise-nopin": ("--diffusion-offload-config", '{"mode":"layer"}'),
     "cache_policy=cache_dit": ("--cache-backend", "cache_dit"),
     "quantization=fp8-online-dit": ("--quantization", "fp8"),
+    "topology=cfg-parallel2": ("--cfg-parallel-size", "2"),
 }
 SERVE = ("vllm", "serve", "/models/sd3-tiny", "--omni", "--port", "8000")
 SAME = Provenance(model="sd3-tiny", checkpoint_sha256="c" * 64, vllm_omni_version="0.30.0",
@@ -513,3 +514,29 @@ def test_fp8_with_quantized_linears_and_differing_outputs_passes_with_its_census
         "Fp8PerTensorOnlineLinearMethod": 2
     }
     assert "module-census.json" in sink.blobs
+
+
+CFG_LOG = (
+    "(DiffusionWorker_CFG0 pid=11) INFO [diffusion_worker.py:316] Worker 0: Initialization "
+    "complete.\n(DiffusionWorker_CFG1 pid=12) INFO [diffusion_worker.py:316] Worker 1: "
+    "Initialization complete.\n"
+)
+
+
+def test_cfg_parallel_whose_second_rank_ran_passes_within_the_parallel_bound(
+    tmp_path: Path,
+) -> None:
+    outcome, _ = run(row(topology="cfg-parallel2"), params(), log=CFG_LOG, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert outcome.effective["parity"]["tolerance"] == "parallel"
+
+
+def test_a_parallel_knob_the_server_ignored_never_passes(tmp_path: Path) -> None:
+    # One unnamed worker: --cfg-parallel-size 2 accepted and nothing split. The outputs of a
+    # lossless path cannot show it, so the row is not shown parallel: never a pass.
+    single = ("(DiffusionWorker pid=11) INFO [diffusion_worker.py:316] Worker 0: "
+              "Initialization complete.\n")  # fmt: skip
+    outcome, _ = run(row(topology="cfg-parallel2"), params(), log=single, tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    assert any("topology=cfg-parallel2: fast path not shown active" in r and "_CFG1" in r
+               for r in outcome.reasons), outcome.reasons  # fmt: skip
