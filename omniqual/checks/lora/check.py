@@ -24,11 +24,12 @@ from omniqual.checks.base import (
     TargetInfo,
     verdict,
 )
+from omniqual.checks.lora.cases import BROKEN
 from omniqual.checks.lora.params import AdapterRef, LoraParams
 from omniqual.checks.lora.steps import LoraRun, run_steps
 from omniqual.checks.observed import observed
 from omniqual.checks.soak.watch import ResourceWatch
-from omniqual.deploy.embedded.adapters import bundled_adapters
+from omniqual.deploy.embedded.adapters import bundled_adapters, bundled_broken_adapters
 from omniqual.domain.evidence import Measurement
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.recipe import RecipeKind
@@ -83,6 +84,8 @@ class LoraCheck:
             async def memory_bytes() -> int | None:
                 return (await watch.snapshot()).memory_bytes
 
+            given = {str(case): path for case, path in params.broken_adapters.items()}
+            broken = given or _bundled_broken(ctx.target)
             run = LoraRun(
                 client=client, endpoint=endpoint, adapters=adapters[:2], params=params,
                 timeouts=Timeouts(params.request_timeout_s, params.job_timeout_s,
@@ -90,6 +93,7 @@ class LoraCheck:
                 sink=sink, deviations=contract.deviations,
                 release=params.release or await served_release(client),
                 progress=lambda message: ctx.progress(message, None), memory_bytes=memory_bytes,
+                broken=broken,
             )  # fmt: skip
             await run_steps(run)
         elapsed = Measurement(name="elapsed_s", value=time.perf_counter() - started, unit="s")
@@ -105,7 +109,8 @@ class LoraCheck:
             measurements=(elapsed, sent, *run.measurements),
             cases=tuple(run.cases),
             requested={"model": contract.model, "endpoint": api_mode, "adapters": names},
-            effective={"lora": run.pairs, "memory_source": watch.source},
+            effective={"lora": run.pairs, "memory_source": watch.source,
+                       "refusals_not_sent": [name for name in BROKEN if name not in broken]},
             limitations=tuple(run.limitations),
         )
 
@@ -113,11 +118,22 @@ class LoraCheck:
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 
-def _bundled(target: TargetInfo) -> tuple[AdapterRef, ...]:
-    """The bundled adapters, for a launch of the embedded target only: a user's own checkpoint
-    (a command recipe) never gets random adapters written beside it."""
+def _embedded_checkpoint(target: TargetInfo) -> Path | None:
+    """The launched checkpoint of the embedded target, else None: a user's own checkpoint (a
+    command recipe) never gets random adapters written beside it."""
     recipe = target.recipe
-    if target.checkpoint_dir is None or recipe is None or recipe.kind is not RecipeKind.EMBEDDED:
-        return ()
-    bundled = bundled_adapters(target.checkpoint_dir)
+    if recipe is None or recipe.kind is not RecipeKind.EMBEDDED:
+        return None
+    return target.checkpoint_dir
+
+
+def _bundled(target: TargetInfo) -> tuple[AdapterRef, ...]:
+    checkpoint = _embedded_checkpoint(target)
+    bundled = bundled_adapters(checkpoint) if checkpoint is not None else ()
     return tuple(AdapterRef(name=a.name, path=str(a.path)) for a in bundled)
+
+
+def _bundled_broken(target: TargetInfo) -> dict[str, str]:
+    checkpoint = _embedded_checkpoint(target)
+    broken = bundled_broken_adapters(checkpoint) if checkpoint is not None else {}
+    return {case: str(adapter.path) for case, adapter in broken.items()}

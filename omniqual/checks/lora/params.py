@@ -1,5 +1,7 @@
 """What the ``lora`` gate takes: the adapters to send (on the server's host) and its bounds."""
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from omniqual.checks.base import CheckParams
@@ -23,6 +25,12 @@ class LoraParams(CheckParams):
     missing_path: str = Field(
         default="/nonexistent/omniqual-lora-adapter",
         description="An adapter path that does not exist on the server's host.",
+    )
+    broken_adapters: dict[Literal["no-layer", "malformed"], str] = Field(
+        default_factory=dict,
+        description="Adapter directories on the server's host that must be refused: `no-layer` "
+        "(target modules that match no layer), `malformed` (weights that are not safetensors). "
+        "Unset: the bundled ones on the embedded target; elsewhere those cases are not sent.",
     )
     request_timeout_s: float = Field(default=120.0, gt=0)
     job_timeout_s: float = Field(default=300.0, gt=0)

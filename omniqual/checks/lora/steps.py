@@ -14,8 +14,11 @@
    decides nothing: ``invalid``).
 6. The probe without an adapter after them: the base output (nothing left applied).
 7. A, B and no adapter sent together: each its own output alone.
-8. An adapter path that does not exist, and an adapter with no name: each refused with a 4xx;
-   then the server is healthy and the base output is still the base output.
+8. Bad adapters, each refused with a 4xx: a path that does not exist, an adapter with no name,
+   one whose target modules match no layer (served, it would be a silent fallback) and one
+   whose weights are not safetensors (these two where the server's host has them: bundled, or
+   given), a scale that is not a number and an ``int_id`` below 1; then the server is healthy
+   and the base output is still the base output.
 
 A refusal the served release declares to answer otherwise (a contract deviation naming the case,
 ``<api_mode>/lora/<case>``) is the row's limitation instead of a failure."""
@@ -32,7 +35,7 @@ from omniqual.checks.api_contract.side_effects import health_status
 from omniqual.checks.base import ArtifactSink
 from omniqual.checks.field_effect.answers import Answer, Pair, ask, compare
 from omniqual.checks.field_effect.judge import Spread, baseline_spread, beyond
-from omniqual.checks.lora.cases import REFUSALS, lora_case_id
+from omniqual.checks.lora.cases import BROKEN, REFUSALS, lora_case_id
 from omniqual.checks.lora.params import AdapterRef, LoraParams
 from omniqual.client import OmniClient
 from omniqual.domain.contract import Deviation, EndpointContract
@@ -59,6 +62,8 @@ class LoraRun:
     progress: Callable[[str], None]
     memory_bytes: Callable[[], Awaitable[int | None]]
     """The server's memory now (None: no figure can be read)."""
+    broken: dict[str, str] = field(default_factory=dict)
+    """Broken adapters on the server's host, by refusal case (``no-layer``, ``malformed``)."""
     failures: list[str] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
     limitations: list[str] = field(default_factory=list)
@@ -189,13 +194,24 @@ async def _together(run: LoraRun, a: AdapterRef, b: AdapterRef, base: Answer, fi
 
 
 async def _bad_inputs(run: LoraRun, a: AdapterRef, base: Answer, spread: Spread) -> None:
-    missing_path, no_name = REFUSALS
-    missing: dict[str, JsonValue] = {"name": "omniqual-missing-adapter",
-                                     "path": run.params.missing_path}
-    _refused(run, missing_path, "an adapter path that does not exist",
-             await run.ask(missing, "an adapter that is not there"))  # fmt: skip
-    _refused(run, no_name, "an adapter with a path and no name",
-             await run.ask({"path": a.path}, "an adapter without a name"))  # fmt: skip
+    sent: dict[str, tuple[str, dict[str, JsonValue]]] = {
+        "missing-path": ("an adapter path that does not exist",
+                         {"name": "omniqual-missing-adapter", "path": run.params.missing_path}),
+        "no-name": ("an adapter with a path and no name", {"path": a.path}),
+        "bad-scale": ("a scale that is not a number", {**_lora(a), "scale": "not-a-number"}),
+        "bad-int-id": ("an int_id below 1", {**_lora(a), "int_id": -1}),
+        # The body of these two is the broken adapter the server's host has (below).
+        "no-layer": ("an adapter whose target modules match no layer", {}),
+        "malformed": ("an adapter whose weights are not safetensors", {}),
+    }  # fmt: skip
+    for name in REFUSALS:
+        what, body = sent[name]
+        if name in BROKEN:
+            path = run.broken.get(name)
+            if path is None:
+                continue
+            body = {"name": f"omniqual-{name}", "path": path}
+        _refused(run, name, what, await run.ask(body, what))
     status = await health_status(run.client)
     if status != 200:
         run.failures.append(f"unhealthy_after_bad_adapter: /health answered {status}")

@@ -14,6 +14,7 @@ from tests.fakes.fake_core import Outcome, Reply
 from tests.unit.checks.field_effect.field_fake import ROUTE, FieldFake
 
 ADAPTERS = {"a": "/adapters/a", "b": "/adapters/b"}
+BROKEN = {"no-layer": "/adapters/no-layer", "malformed": "/adapters/malformed"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,11 @@ class LoraFaults:
     """A request without an adapter gets the last one applied."""
     missing_status: int = 400
     """What a path the server does not have is answered (200: served without it)."""
+    broken_status: int = 400
+    """What a broken adapter (no layer matched, weights not safetensors) is answered (200: served
+    without its weights, the base output)."""
+    accepts_bad_numbers: bool = False
+    """A scale that is not a number and an int_id below 1 are served as if absent."""
     keeps_per_load_mib: int = 0
     """Memory an adapter load keeps (read on /metrics as the server's resident memory)."""
 
@@ -67,7 +73,18 @@ class LoraFake(FieldFake):
         if not lora.get("name") or not lora.get("path"):
             message = "Invalid lora object: both name and path are required."
             return Reply(self.error(400, message, None), f"POST {ROUTE}")
-        path, scale = str(lora["path"]), float(lora.get("scale", 1.0))
+        path, raw_scale = str(lora["path"]), lora.get("scale", 1.0)
+        bad_number = not isinstance(raw_scale, int | float) or int(lora.get("int_id", 1)) < 1
+        if bad_number and not self.lora_faults.accepts_bad_numbers:
+            refused = self.error(400, "could not convert string to float", None)
+            return Reply(refused, f"POST {ROUTE}")
+        scale = float(raw_scale) if isinstance(raw_scale, int | float) else 1.0
+        if path in BROKEN.values():
+            if self.lora_faults.broken_status == 200:
+                return None
+            message = "Image generation failed: While loading <path>, expected target modules in"
+            status = self.lora_faults.broken_status
+            return Reply(self.error(status, message, None), f"POST {ROUTE}")
         if path not in self.known:
             if self.lora_faults.missing_status == 200:
                 return None

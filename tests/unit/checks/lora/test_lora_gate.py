@@ -17,13 +17,13 @@ import pytest
 from omniqual.checks.base import CheckContext, CheckOutcome, TargetInfo
 from omniqual.checks.lora import LoraCheck, LoraParams
 from omniqual.client import OmniClient
-from omniqual.deploy.embedded.adapters import bundled_adapters
+from omniqual.deploy.embedded.adapters import bundled_adapters, bundled_broken_adapters
 from omniqual.domain.gate import GateSpec
 from omniqual.domain.outcomes import GateOutcome
 from omniqual.domain.recipe import LaunchRecipe
 from tests.fakes.check_context import Harness, row
 from tests.unit.checks.field_effect.field_fake import CONTRACTS
-from tests.unit.checks.lora.lora_fake import ADAPTERS, LoraFake, LoraFaults
+from tests.unit.checks.lora.lora_fake import ADAPTERS, BROKEN, LoraFake, LoraFaults
 
 ADAPTER_PARAMS = [{"name": name, "path": path} for name, path in ADAPTERS.items()]
 
@@ -41,7 +41,8 @@ def _run(fake: LoraFake, api_mode: str = "images-generations", *, contracts: Pat
         progress=harness.on_progress,
     )
     parsed = LoraParams.model_validate({"contracts_dir": str(contracts), "adapters": ADAPTER_PARAMS,
-                                        "release": "0.30.0", **params})  # fmt: skip
+                                        "broken_adapters": BROKEN, "release": "0.30.0",
+                                        **params})  # fmt: skip
     return asyncio.run(LoraCheck().run(ctx, parsed))
 
 
@@ -61,11 +62,12 @@ def test_the_faithful_fake_passes_every_case() -> None:
     assert set(_cases(outcome)) == {
         "baseline", "active", "reproducible", "scale-0", "active-b", "distinct", "churn",
         "base-after", "together/a", "together/b", "together/no adapter", "missing-path",
-        "no-name", "base-after-refusals", "churn-memory",
+        "no-name", "no-layer", "malformed", "bad-scale", "bad-int-id", "base-after-refusals",
+        "churn-memory",
         *(f"churn-{turn}/{name}" for turn in range(1, 5) for name in "ab")}  # fmt: skip
     assert all(result is GateOutcome.PASSED for result in _cases(outcome).values())
     figures = {m.name: m.value for m in outcome.measurements}
-    assert figures["requests"] == 22
+    assert figures["requests"] == 26
     assert (figures["churn_adapter_loads"], figures["churn_memory_growth"]) == (8, 0)
     # Evidence: the contract and every output compared, by sha256 (a pass without is none).
     roles = {artifact.role for artifact in outcome.artifacts}
@@ -86,6 +88,10 @@ def test_the_faithful_fake_passes_every_case() -> None:
         (LoraFaults(missing_status=500), "lora_bad_adapter_not_refused", {"missing-path"}),
         (LoraFaults(missing_status=200), "lora_bad_adapter_not_refused", {"missing-path"}),
         (LoraFaults(keeps_per_load_mib=16), "lora_churn_memory", {"churn-memory"}),
+        (LoraFaults(broken_status=200), "lora_bad_adapter_not_refused", {"no-layer", "malformed"}),
+        (LoraFaults(broken_status=500), "lora_bad_adapter_not_refused", {"no-layer", "malformed"}),
+        (LoraFaults(accepts_bad_numbers=True), "lora_bad_adapter_not_refused",
+         {"bad-scale", "bad-int-id"}),
     ],
 )  # fmt: skip
 def test_each_fault_fails_the_gate_naming_it(faults: LoraFaults, code: str,
@@ -190,11 +196,24 @@ def test_the_bundled_adapters_are_used_and_recorded_by_sha256_on_the_embedded_ta
 ) -> None:
     checkpoint = _sd3_checkpoint(tmp_path)
     paths = tuple(str(a.path) for a in bundled_adapters(checkpoint))
-    outcome = _run(LoraFake(known=paths), target=_target(checkpoint, "embedded"), adapters=None)
+    fake = LoraFake(known=paths)
+    outcome = _run(fake, target=_target(checkpoint, "embedded"), adapters=None, broken_adapters={})
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
     adapters = {a.name: a for a in outcome.artifacts if a.role == "lora-adapter"}
     assert set(adapters) == {f"{name}/{part}" for name in ("omniqual-a", "omniqual-b")
                              for part in ("adapter_config.json", "adapter_model.safetensors")}
+    # The bundled broken adapters are the ones sent for the no-layer and malformed refusals.
+    sent = {str(b["path"]) for b in fake.lora_bodies if isinstance(b, dict) and "path" in b}
+    broken = bundled_broken_adapters(checkpoint)
+    assert {str(broken["no-layer"].path), str(broken["malformed"].path)} <= sent
+    assert outcome.effective["refusals_not_sent"] == []
+
+
+def test_without_broken_adapters_on_the_servers_host_those_refusals_are_not_sent() -> None:
+    outcome = _run(LoraFake(), broken_adapters={})
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert outcome.effective["refusals_not_sent"] == ["no-layer", "malformed"]
+    assert not {"no-layer", "malformed"} & set(_cases(outcome))
 
 
 @pytest.mark.parametrize("kind", ["command", "url"])
