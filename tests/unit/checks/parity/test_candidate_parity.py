@@ -37,7 +37,8 @@ from tests.fakes.memory_sink import MemorySink
 ROOT = Path(__file__).resolve().parents[4]
 SPEC = yaml.safe_load((ROOT / "gates" / "parity.yaml").read_text())
 BASELINE = {"execution": "serial/1", "quantization": "none", "offload": "resident",
-            "cache_policy": "none", "dtype": "bf16", "topology": "1-device"}  # fmt: skip
+            "cache_policy": "none", "dtype": "bf16", "topology": "1-device",
+            "attention_backend": "sdpa"}  # fmt: skip
 
 Mutate = Callable[[list[bytes]], list[bytes]]
 
@@ -115,6 +116,7 @@ FLAGS = {
     "cache_policy=cache_dit": ("--cache-backend", "cache_dit"),
     "quantization=fp8-online-dit": ("--quantization", "fp8"),
     "topology=cfg-parallel2": ("--cfg-parallel-size", "2"),
+    "attention_backend=sage": ("--diffusion-attention-config", '{"default": "SAGE_ATTN"}'),
 }
 SERVE = ("vllm", "serve", "/models/sd3-tiny", "--omni", "--port", "8000")
 SAME = Provenance(model="sd3-tiny", checkpoint_sha256="c" * 64, vllm_omni_version="0.30.0",
@@ -540,3 +542,16 @@ def test_a_parallel_knob_the_server_ignored_never_passes(tmp_path: Path) -> None
     assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
     assert any("topology=cfg-parallel2: fast path not shown active" in r and "_CFG1" in r
                for r in outcome.reasons), outcome.reasons  # fmt: skip
+
+
+SAGE_LOG = ("INFO [selector.py:94] Resolved diffusion attention backend 'SAGE_ATTN' for "
+            "role='self' via attention_config\n")  # fmt: skip
+
+
+def test_a_lossy_attention_backend_is_held_to_its_bound_and_its_resolution(tmp_path: Path) -> None:
+    key = row(attention_backend="sage")
+    outcome, _ = run(key, params(), log=SAGE_LOG, mutate=noisy(2), tmp_path=tmp_path)
+    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
+    assert outcome.effective["parity"]["tolerance"] == "quantized_attention"
+    far, _ = run(key, params(), log=SAGE_LOG, mutate=noisy(60), tmp_path=tmp_path)
+    assert far.outcome is GateOutcome.FAILED, far.reasons
