@@ -4,7 +4,10 @@ TeaCache coefficients for QwenImageTransformer2DModel, unlike SD3's, whose refus
 test_cache_backends_embedded pins). At the fast path's 8 steps TeaCache skips steps: every
 output moves beyond the baseline's own spread (its second pass is identical) and stays within
 the lossy cache bound, so the gate passes, shown at work by its outputs; TeaCache's own log line
-only says it was switched on."""
+only says it was switched on. On the Stable Audio tiny pipeline, which 0.30 also has
+coefficients and an extractor for, TeaCache is switched on and changes nothing: every output is
+bit-identical to the dense one (here at 8, 30 and 100 steps), so parity fails it as a silent
+fallback."""
 
 from __future__ import annotations
 
@@ -43,3 +46,25 @@ def test_tea_cache_on_qwen_image_passes_parity_shown_by_its_outputs(
     assert signals["output"]["active"] and "6 of 6 outputs differ" in signals["output"]["detail"]
     assert "TeaCache enablement lines = 1" in signals["log"]["detail"]
     assert figures["outputs_identical"] == 0 and 30.0 <= figures["worst_psnr"] < 80.0
+
+
+def test_tea_cache_on_stable_audio_changes_nothing_and_fails_as_a_silent_fallback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    (result,) = asyncio.run(
+        run_single_gate(
+            "parity", "stable-audio-tiny-tea-cache",
+            "model=stable-audio-tiny,cache_policy=tea_cache",
+            matrix=ROOT / "matrices" / "embedded-cpu.yaml", evidence_root=tmp_path,
+            command=("omniqual", "gate", "run", "parity", "--target",
+                     "stable-audio-tiny-tea-cache"),
+        )
+    )  # fmt: skip
+    figures = {m.name: m.value for m in result.measurements}
+    print(result.outcome.value, result.reasons)
+    assert result.outcome is GateOutcome.FAILED, result.reasons
+    (reason,) = result.reasons
+    assert reason.startswith("cache_policy=tea_cache: fast path inactive (silent fallback)")
+    assert "TeaCache enablement lines = 1" in reason  # switched on, and nothing moved
+    assert figures["outputs_identical"] == figures["outputs_compared"] >= 6
