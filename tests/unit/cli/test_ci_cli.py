@@ -44,8 +44,11 @@ def test_github_actions_to_stdout() -> None:
     code, out, _ = invoke(MATRIX, "-f", "github-actions", "--row", "model=stable-audio-tiny")
     assert code == 0
     jobs = yaml.safe_load(out)["jobs"]
-    assert list(jobs) == ["gates-stable-audio-tiny-on-cpu", "omniqual-report"]
-    assert jobs["omniqual-report"]["needs"] == ["gates-stable-audio-tiny-on-cpu"]
+    # One job per recipe of the selected rows (the baseline and its TeaCache row), then the
+    # report after all of them.
+    recipes = ["gates-stable-audio-tiny-on-cpu", "gates-stable-audio-tiny-tea-cache-on-cpu"]
+    assert list(jobs) == [*recipes, "omniqual-report"]
+    assert jobs["omniqual-report"]["needs"] == recipes
 
 
 def test_a_ci_level_keeps_its_tracks_and_no_tracks_keeps_every_gate() -> None:
