@@ -38,6 +38,11 @@ class LogEvidence(BaseModel):
         description="How ``count`` combines over matching lines: sum (layers per component) "
         "or max (one line per admission wave: a wave of two or more shows a batch).",
     )
+    always_logged: bool = Field(
+        default=False,
+        description="The release logs this line at INFO whenever the path is switched on, so a "
+        "whole launch log without it shows the path off (inactive), not merely unproven.",
+    )
 
     @field_validator("pattern")
     @classmethod

@@ -63,6 +63,13 @@ def log_signal(feature: str, evidence: LogEvidence, text: str | None) -> Signal:
     counted = "count" in pattern.groupindex
     matches = list(pattern.finditer(text))
     if not matches:
+        # Only a log read from its launch marker on holds the start-up lines: a window that cut
+        # them off proves nothing either way.
+        if evidence.always_logged and text.startswith(LAUNCH_MARKER):
+            detail = (f"log: {evidence.says} = 0 in the whole launch log (no line matches "
+                      f"{evidence.pattern!r}, which the release logs whenever it is "
+                      "on)")  # fmt: skip
+            return Signal(feature, "log", False, detail)
         return Signal(feature, "log", None, f"no log line matches {evidence.pattern!r}")
     counts = [int(m.group("count")) for m in matches] if counted else [1] * len(matches)
     total = max(counts) if evidence.aggregate == "max" else sum(counts)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from omniqual.domain.outcomes import GateOutcome
+from omniqual.domain.result import GateResult
 from omniqual.engine.single_gate import run_single_gate
 from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
@@ -25,19 +26,25 @@ ROOT = Path(__file__).resolve().parents[3]
 pytestmark = [*EMBEDDED_MARKS, pytest.mark.accuracy]
 
 
+def parity_on(target: str, row: str, evidence: Path) -> GateResult:
+    (result,) = asyncio.run(
+        run_single_gate(
+            "parity", target, row, matrix=ROOT / "matrices" / "embedded-cpu.yaml",
+            evidence_root=evidence,
+            command=("omniqual", "gate", "run", "parity", "--target", target),
+        )
+    )  # fmt: skip
+    print(result.outcome.value, result.reasons)
+    return result
+
+
 def test_tea_cache_on_qwen_image_passes_parity_shown_by_its_outputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
-    (result,) = asyncio.run(
-        run_single_gate(
-            "parity", "qwen-image-tiny-tea-cache", "model=qwen-image-tiny,cache_policy=tea_cache",
-            matrix=ROOT / "matrices" / "embedded-cpu.yaml", evidence_root=tmp_path,
-            command=("omniqual", "gate", "run", "parity", "--target", "qwen-image-tiny-tea-cache"),
-        )
-    )  # fmt: skip
+    result = parity_on("qwen-image-tiny-tea-cache", "model=qwen-image-tiny,cache_policy=tea_cache",
+                       tmp_path)  # fmt: skip
     figures = {m.name: m.value for m in result.measurements}
-    print(result.outcome.value, result.reasons, sorted(figures.items()))
     assert result.outcome is GateOutcome.PASSED, result.reasons
     assert result.limitations == ()
     parity = result.effective["parity"]
@@ -52,17 +59,9 @@ def test_tea_cache_on_stable_audio_changes_nothing_and_fails_as_a_silent_fallbac
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
-    (result,) = asyncio.run(
-        run_single_gate(
-            "parity", "stable-audio-tiny-tea-cache",
-            "model=stable-audio-tiny,cache_policy=tea_cache",
-            matrix=ROOT / "matrices" / "embedded-cpu.yaml", evidence_root=tmp_path,
-            command=("omniqual", "gate", "run", "parity", "--target",
-                     "stable-audio-tiny-tea-cache"),
-        )
-    )  # fmt: skip
+    result = parity_on("stable-audio-tiny-tea-cache",
+                       "model=stable-audio-tiny,cache_policy=tea_cache", tmp_path)  # fmt: skip
     figures = {m.name: m.value for m in result.measurements}
-    print(result.outcome.value, result.reasons)
     assert result.outcome is GateOutcome.FAILED, result.reasons
     (reason,) = result.reasons
     assert reason.startswith("cache_policy=tea_cache: fast path inactive (silent fallback)")
