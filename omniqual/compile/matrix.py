@@ -280,7 +280,7 @@ def build_row(
     # keeps the shared strings shared instead of copying them into every one of 100k rows.
     return _ROW(
         key=key,
-        axes=row.key.as_dict(),
+        axes=row.key.all_values(),
         state=template.state,
         reasons=(*template.reasons, *notes) if notes else template.reasons,
         required_gates=requirements.requires,

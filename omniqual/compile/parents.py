@@ -10,7 +10,6 @@ the verdict as ``RowRequirements.parent`` (see ``omniqual.domain.rules``).
 
 from collections.abc import Callable, Iterable, Mapping
 
-from omniqual.domain.definition_of_done import CORRECTNESS_GATES, kind_of
 from omniqual.domain.matrix import LoadedMatrix
 from omniqual.domain.promotion import parent_must_pass
 from omniqual.domain.rules import (
@@ -50,7 +49,7 @@ def parent_evidence(
         if i in gaps:
             return gaps[i]
         row = matrix.rows[i]
-        gate = CORRECTNESS_GATES[kind_of(row.spec.parent_row)]
+        gate = matrix.correctness_gate(row)
         why = correctness_gap(gate, evidence_of(i), gates, target)
         parent = parent_of(i)
         if why is None and parent is not None:

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from omniqual.compile.matrix import target_revisions
 from omniqual.domain.definition_of_done import kind_of, recommendation_gates
-from omniqual.domain.matrix import CompiledMatrix, CompiledRow, LoadedMatrix, RowSpec
+from omniqual.domain.matrix import CompiledMatrix, CompiledRow, LoadedMatrix, PlannedRow
 from omniqual.domain.outcomes import CellState, GateOutcome
 from omniqual.domain.provenance import REVISION_FIELDS, Provenance
 from omniqual.domain.result import GateResult
@@ -122,11 +122,13 @@ def row_deployments(
             kept = row.latest.get(key)
             if kept is None or result.finished_at >= kept.finished_at:
                 row.latest[key] = _reading(result, link)
-    specs = {str(row.key): row.spec for row in loaded.rows}
-    return [_deployment(row, specs.get(row.key), held[row.key]) for row in compiled.rows]
+    planned = {str(row.key): row for row in loaded.rows}
+    return [_deployment(row, loaded, planned.get(row.key), held[row.key]) for row in compiled.rows]
 
 
-def _deployment(row: CompiledRow, spec: RowSpec | None, held: _Held) -> RowDeployment:
+def _deployment(
+    row: CompiledRow, loaded: LoadedMatrix, planned: PlannedRow | None, held: _Held
+) -> RowDeployment:
     supporting = tuple(held.supporting[(e.run_id, e.result_id)] for e in row.evidence
                        if (e.run_id, e.result_id) in held.supporting)  # fmt: skip
     unread = tuple(e.result_id for e in row.evidence
@@ -140,9 +142,10 @@ def _deployment(row: CompiledRow, spec: RowSpec | None, held: _Held) -> RowDeplo
         gates = {r.gate_id for r in supporting}
         beside = {gate: reading for (gate, at), reading in held.latest.items()
                   if at == revisions and gate not in gates}  # fmt: skip
-    wanted = recommendation_gates(kind_of(spec.parent_row)) if spec is not None else ()
+    wanted = () if planned is None else recommendation_gates(
+        kind_of(planned.spec.parent_row), loaded.candidate_axes(planned))
     return RowDeployment(
-        row=row.key, recipe=spec.recipe if spec is not None else None, state=row.state,
+        row=row.key, recipe=planned.spec.recipe if planned is not None else None, state=row.state,
         reasons=row.reasons, limitation=row.limitation, wanted=wanted, supporting=supporting,
         beside=tuple(beside[g] for g in sorted(beside)), unread=unread,
     )  # fmt: skip

@@ -7,7 +7,7 @@ alternatives (``task=t2i|t2v``) and ``*`` matches any value.
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -38,6 +38,12 @@ class Axis(BaseModel):
     extension: bool = Field(
         default=False, description="Not one of the seed's 13 axes but part of the row identity."
     )
+    default: str | None = Field(
+        default=None,
+        description="The value a row takes when its key does not name this axis. A row on the "
+        "default is keyed without the axis, so an axis added with a default renames no row, no "
+        "baseline file and no recorded result.",
+    )
     log_pattern: Regex | None = Field(
         default=None,
         description="Where a launched server's log says what it resolved for this axis: a regex "
@@ -50,6 +56,8 @@ class Axis(BaseModel):
     def _named_group(self) -> "Axis":
         if self.log_pattern is not None and "name" not in re.compile(self.log_pattern).groupindex:
             raise ValueError("log_pattern needs a (?P<name>...) group")
+        if self.default is not None and not any(v.name == self.default for v in self.values):
+            raise ValueError(f"default {self.default!r} is not one of the axis's values")
         return self
 
     def known(self, value: str) -> bool:
@@ -78,6 +86,10 @@ class AxisCatalog(BaseModel):
     def axis(self, name: str) -> Axis | None:
         return next((a for a in self.axes if a.name == name), None)
 
+    def defaults(self) -> dict[str, str]:
+        """Each axis that has a default, with it (a key that does not name the axis has it)."""
+        return {a.name: a.default for a in self.axes if a.default is not None}
+
     def problems(self, values: Mapping[str, str]) -> list[tuple[str, str]]:
         """Every (axis, message) by which ``values`` fails to be a complete, known row key."""
         found: list[tuple[str, str]] = []
@@ -86,6 +98,8 @@ class AxisCatalog(BaseModel):
                 found.append((name, f"unknown axis {name!r}"))
         for axis in self.axes:
             if axis.name not in values:
+                if axis.default is not None:
+                    continue
                 found.append((axis.name, f"axis {axis.name!r} has no value"))
             elif not axis.known(value := values[axis.name]):
                 known = ", ".join(v.name for v in axis.values)
@@ -98,23 +112,34 @@ class AxisCatalog(BaseModel):
         problems = self.problems(values)
         if problems:
             raise ValueError("; ".join(message for _, message in problems))
-        return RowKey(tuple((name, values[name]) for name in self.names()))
+        full = {**self.defaults(), **values}
+        named = tuple((a.name, full[a.name]) for a in self.axes if full[a.name] != a.default)
+        implied = tuple((a.name, full[a.name]) for a in self.axes if full[a.name] == a.default)
+        return RowKey(named, implied)
 
 
 @dataclass(frozen=True, slots=True)
 class RowKey:
-    """An exact row of the matrix: every axis with one value, in catalogue order."""
+    """An exact row of the matrix: every axis with one value, in catalogue order. An axis on
+    its catalogue default is not part of the key's identity (its string form, equality, hash):
+    it is kept in ``implied`` so that ``get`` still answers it."""
 
     items: tuple[tuple[str, str], ...]
+    implied: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return ";".join(f"{k}={v}" for k, v in self.items)
 
     def get(self, axis: str) -> str | None:
-        return next((v for k, v in self.items if k == axis), None)
+        return next((v for k, v in (*self.items, *self.implied) if k == axis), None)
 
     def as_dict(self) -> dict[str, str]:
+        """The axes that make the key (those on their default left out)."""
         return dict(self.items)
+
+    def all_values(self) -> dict[str, str]:
+        """Every axis's value, the defaults the key leaves out included."""
+        return {**dict(self.implied), **dict(self.items)}
 
     @classmethod
     def parse(cls, text: str) -> "RowKey":

@@ -12,7 +12,7 @@ Pure data and small pure functions: the matrix loader, the rule table and ``reco
 nobody else decides what "done" means.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
 
@@ -26,14 +26,17 @@ class RowKind(StrEnum):
 TASK_GATES: tuple[str, ...] = ("api-contract", "strict-load", "reference-parity")
 """Every advertised task: API parity and negative validation, strict loading, fixed reference."""
 
-CANDIDATE_GATES: tuple[str, ...] = ("parity",)
-"""A candidate's correctness against its parent."""
-
 CORRECTNESS_GATES: dict[RowKind, str] = {
     RowKind.BASELINE: "reference-parity",
     RowKind.CANDIDATE: "parity",
 }
 """The gate that proves a row of each kind computes the right thing."""
+
+AXIS_CORRECTNESS_GATES: dict[str, str] = {"adapter": "lora"}
+"""Candidate axes whose rows are meant to compute something other than their parent: a row one
+per-request adapter away from its parent proves, by the adapter's own gate, that the adapter
+acts, gives the parent's output at scale 0 and stays in its own request; parity with the parent
+would only show that a request without the adapter is unchanged."""
 
 RECOMMENDED_GATES: tuple[str, ...] = ("isolation", "abort", "fault-injection", "perf", "soak")
 """What the recommended deployment passes beside its correctness gate: isolation, abort and
@@ -58,14 +61,30 @@ def kind_of(parent_row: object | None) -> RowKind:
     return RowKind.BASELINE if parent_row is None else RowKind.CANDIDATE
 
 
-def minimum_gates(kind: RowKind) -> tuple[str, ...]:
+def correctness_gate(kind: RowKind, axes: Iterable[str] = ()) -> str:
+    """The gate that proves a row of ``kind`` right; a candidate's ``axes`` are those it differs
+    from its parent on (exactly one on a valid matrix; any other count falls back to parity)."""
+    differing = tuple(axes)
+    if kind is RowKind.CANDIDATE and len(differing) == 1:
+        return AXIS_CORRECTNESS_GATES.get(differing[0], CORRECTNESS_GATES[kind])
+    return CORRECTNESS_GATES[kind]
+
+
+def minimum_gates(kind: RowKind, axes: Iterable[str] = ()) -> tuple[str, ...]:
     """The gates a row of ``kind`` must list in ``requires`` (the DoD's floor)."""
-    return TASK_GATES if kind is RowKind.BASELINE else CANDIDATE_GATES
+    if kind is RowKind.BASELINE:
+        return TASK_GATES
+    return (correctness_gate(kind, axes),)
 
 
-def recommendation_gates(kind: RowKind) -> tuple[str, ...]:
+def recommendation_gates(kind: RowKind, axes: Iterable[str] = ()) -> tuple[str, ...]:
     """The gates a row of ``kind`` must have passed to be named the recommended deployment."""
-    return (CORRECTNESS_GATES[kind], *RECOMMENDED_GATES)
+    return (correctness_gate(kind, axes), *RECOMMENDED_GATES)
+
+
+def differing_axes(row: Mapping[str, str], parent: Mapping[str, str]) -> tuple[str, ...]:
+    """The axes on which ``row`` differs from ``parent`` (full value maps), sorted."""
+    return tuple(sorted(a for a in set(row) | set(parent) if row.get(a) != parent.get(a)))
 
 
 def missing_gates(listed: Iterable[str], wanted: Iterable[str]) -> tuple[str, ...]:

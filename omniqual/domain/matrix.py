@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from omniqual.domain.axes import AxisCatalog, RowKey
+from omniqual.domain.definition_of_done import correctness_gate, differing_axes, kind_of
 from omniqual.domain.outcomes import CellState
 from omniqual.domain.provenance import Provenance
 
@@ -116,6 +117,19 @@ class LoadedMatrix:
         parent names no complete, known key (the loader reports that as a spec error)."""
         values = self.definition.parent_values(row.spec)
         return None if values is None else self.catalog.row_key(values)
+
+    def candidate_axes(self, row: PlannedRow) -> tuple[str, ...]:
+        """The axes ``row`` differs from its parent on (empty for a baseline row, or where the
+        parent names no known key: the loader reports that)."""
+        try:
+            parent = self.parent_of(row)
+        except ValueError:
+            return ()
+        return () if parent is None else differing_axes(row.key.all_values(), parent.all_values())
+
+    def correctness_gate(self, row: PlannedRow) -> str:
+        """The gate that proves ``row`` right (``definition_of_done.correctness_gate``)."""
+        return correctness_gate(kind_of(row.spec.parent_row), self.candidate_axes(row))
 
 
 class EvidenceRef(BaseModel):

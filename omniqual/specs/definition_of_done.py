@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from omniqual.domain.axes import AxisCatalog
 from omniqual.domain.definition_of_done import (
     RowKind,
+    differing_axes,
     held_to_floor,
     kind_of,
     minimum_gates,
@@ -18,9 +19,14 @@ from omniqual.specs.source import Loc, SpecProblem, YamlDocument
 
 
 def floor_problems(
-    doc: YamlDocument, loc: Loc, spec: RowSpec, gate_ids: Mapping[str, object] | None
+    doc: YamlDocument,
+    loc: Loc,
+    spec: RowSpec,
+    gate_ids: Mapping[str, object] | None,
+    axes: Sequence[str] = (),
 ) -> list[SpecProblem]:
-    """The row's ``requires`` (and ``limited.requires``) that lack its kind's minimum gates."""
+    """The row's ``requires`` (and ``limited.requires``) that lack its kind's minimum gates; a
+    candidate's floor is the correctness gate of the ``axes`` its rows differ from the parent."""
     if not held_to_floor(spec.requires, spec.limited is not None):
         return []
     kind = kind_of(spec.parent_row)
@@ -28,7 +34,7 @@ def floor_problems(
     # gates that the project defines (the shipped project defines them all). Asking a project
     # for a gate it has no spec of would only add an unknown-gate error to each row; a project
     # without any of them (a test fixture of toy gates) qualifies nothing against this DoD.
-    floor = tuple(g for g in minimum_gates(kind) if gate_ids is None or g in gate_ids)
+    floor = tuple(g for g in minimum_gates(kind, axes) if gate_ids is None or g in gate_ids)
     what = (
         "a baseline row (no parent_row) is an advertised task"
         if kind is RowKind.BASELINE
@@ -60,9 +66,11 @@ def parent_problems(
     catalog: AxisCatalog,
     specs: Sequence[tuple[Loc, RowSpec]],
     rows: Mapping[str, PlannedRow],
+    gate_ids: Mapping[str, object] | None,
 ) -> list[SpecProblem]:
-    """Every candidate spec's parent: a known key, a row of this matrix, one axis from each of
-    the spec's rows, and no chain of parents that comes back to where it began."""
+    """Every spec's floor (a candidate's by the axis it differs on) and every candidate spec's
+    parent: a known key, a row of this matrix, one axis from each of the spec's rows, and no
+    chain of parents that comes back to where it began."""
     by_spec: dict[int, list[PlannedRow]] = {}
     for row in rows.values():
         by_spec.setdefault(id(row.spec), []).append(row)
@@ -71,6 +79,7 @@ def parent_problems(
     for loc, spec in specs:
         values = definition.parent_values(spec)
         if values is None or spec.parent_row is None:
+            found += floor_problems(doc, loc, spec, gate_ids)
             continue
         where = (*loc, "parent_row")
         unknown = catalog.problems(values)
@@ -78,14 +87,22 @@ def parent_problems(
             for axis, message in unknown:
                 at = (*where, axis) if axis in spec.parent_row else where
                 found.append(doc.problem(at, f"parent row: {message}"))
+            found += floor_problems(doc, loc, spec, gate_ids)
             continue
         parent = catalog.row_key(values)
         text = str(parent)
+        axes: set[str] = set()
+        for row in by_spec.get(id(spec), []):
+            differing = differing_axes(row.key.all_values(), parent.all_values())
+            axes.update(differing)
+        # Every row of one spec differs on the same axis where the matrix is valid; where it is
+        # not, the floor falls back to parity and the mismatch is reported below.
+        found += floor_problems(doc, loc, spec, gate_ids, tuple(sorted(axes)))
         if text not in rows:
             found.append(doc.problem(where, f"parent row {text} is not a row of this matrix"))
             continue
         for row in by_spec.get(id(spec), []):
-            differing = [axis for axis, value in row.key.items if parent.get(axis) != value]
+            differing = differing_axes(row.key.all_values(), parent.all_values())
             if len(differing) != 1:
                 found.append(
                     doc.problem(

@@ -17,7 +17,7 @@ from omniqual.domain.matrix import (
     RowSpec,
 )
 from omniqual.domain.outcomes import CellState
-from omniqual.specs.definition_of_done import floor_problems, parent_problems
+from omniqual.specs.definition_of_done import parent_problems
 from omniqual.specs.postures import combination_problems
 from omniqual.specs.promotion import promotion_problems
 from omniqual.specs.source import (
@@ -58,7 +58,7 @@ def load_matrix(path: Path, gate_ids: Mapping[str, object] | None = None) -> Loa
         for values in _expand(doc, loc, product, catalog, problems):
             merged = {**definition.defaults, **product.base, **values}
             _add(doc, (*loc, "axes"), merged, product, catalog, rows, problems)
-    problems += parent_problems(doc, definition, catalog, specs, rows)
+    problems += parent_problems(doc, definition, catalog, specs, rows, gate_ids)
     problems += combination_problems(doc, definition, specs, rows, gate_ids)
     problems += promotion_problems(doc, definition, catalog, specs, rows)
     if problems:
@@ -87,7 +87,6 @@ def _check_row_spec(
             elif not getattr(getattr(gate_ids[gate], "spec", None), "decides_rows", True):
                 problems.append(doc.problem(where, f"gate {gate!r} decides no row's state (a "
                                                    "comparison run on request): no row lists it"))
-    problems += floor_problems(doc, loc, spec, gate_ids)
     overlap = set(spec.requires) & set(spec.unsupported_by)
     if overlap:
         problems.append(

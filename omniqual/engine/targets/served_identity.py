@@ -28,9 +28,12 @@ from omniqual.domain.provenance import UNKNOWN, Provenance, ServedDeployment, Se
 from omniqual.domain.recipe import Expectation, LaunchRecipe, RecipeKind
 from omniqual.engine.targets import served_instance
 
-REQUEST_AXES: frozenset[str] = frozenset({"task", "api_mode", "output_transport", "shape_schedule"})
-"""Axes a request chooses (the task is the request's ``extra_params.task``); every other axis is
-a property of the deployment, which its recipe must declare."""
+REQUEST_AXES: frozenset[str] = frozenset(
+    {"task", "api_mode", "output_transport", "shape_schedule", "adapter"}
+)
+"""Axes a request chooses (the task is the request's ``extra_params.task``, the adapter its
+``lora`` field); every other axis is a property of the deployment, which its recipe must
+declare."""
 
 _OMNI_VERSION_KEYS = ("vllm_omni_version", "omni_version")
 _OMNI_COMMIT_KEYS = ("vllm_omni_commit", "omni_commit", "commit")

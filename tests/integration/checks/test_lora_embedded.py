@@ -1,4 +1,5 @@
-"""Gate ``lora`` for real, through the engine, on the SD3 baseline row of the embedded target
+"""Gate ``lora`` for real, through the engine, on the SD3 LoRA row of the embedded target (the
+baseline's server, requests naming an adapter)
 (vLLM-Omni 0.30 on CPU, bundled sd3-tiny) with the bundled adapters written beside its
 checkpoint. vLLM-Omni applies a per-request adapter on CPU as it should: each adapter moves the
 output, reproduces, gives the base output at scale 0 and after another adapter took its one
@@ -23,18 +24,24 @@ from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = EMBEDDED_MARKS
-ROW = "model=sd3-tiny,api_mode=images-generations,topology=1-device,execution=serial/1"
+ROW = "model=sd3-tiny,api_mode=images-generations,topology=1-device,adapter=request-lora"
 
 
+@pytest.mark.parametrize(
+    ("recipe", "execution"),
+    [("sd3-tiny", "serial/1"), ("sd3-tiny-batch2", "request-batch/2+50ms")],
+)
 def test_per_request_lora_on_sd3_passes_with_the_declared_500s(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    recipe: str, execution: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """On the baseline's server and on the request-batch server, where the adapter requests
+    sent together may share a batch: the same verdict."""
     monkeypatch.chdir(ROOT)
     (result,) = asyncio.run(
         run_single_gate(
-            "lora", "sd3-tiny", ROW, matrix=ROOT / "matrices" / "embedded-cpu.yaml",
-            evidence_root=tmp_path,
-            command=("omniqual", "gate", "run", "lora", "--target", "sd3-tiny"),
+            "lora", recipe, f"{ROW},execution={execution}",
+            matrix=ROOT / "matrices" / "embedded-cpu.yaml", evidence_root=tmp_path,
+            command=("omniqual", "gate", "run", "lora", "--target", recipe),
         )
     )  # fmt: skip
     for case in result.cases:
@@ -68,7 +75,7 @@ def test_per_request_lora_on_sd3_passes_with_the_declared_500s(
             } | {"churn-memory"} <= set(outcomes)  # fmt: skip
     assert result.effective["memory_source"] == "process-tree"
     # The server's log shows the adapters loaded, the one slot churned, scale 0 switching off.
-    log = next(p for p in (tmp_path.glob("*/logs/sd3-tiny.log")))
+    log = next(p for p in (tmp_path.glob(f"*/logs/{recipe}.log")))
     text = log.read_text(errors="replace")
     assert re.search(r"Loaded LoRA model: id=\d+, num_modules=12", text)
     assert "Evicting LRU adapter" in text

@@ -17,7 +17,8 @@ def test_the_shipped_mapping_loads_in_the_documents_column_order() -> None:
     assert len(mapping.columns) == 11 and mapping.columns[1].label == "⚡Cache-DiT"
     assert mapping.columns[-2].label == "🔄Step Execution"
     lora = mapping.columns[-1]
-    assert (lora.label, lora.axis, lora.gate) == ("🔧LoRA Inference", None, "lora")
+    assert (lora.label, lora.axis) == ("🔧LoRA Inference", "adapter")
+    assert lora.values == ("request-lora",)
     assert len(mapping.pairs) == 14
     assert mapping.matrix_model("Stable-Diffusion-3") == "sd3-tiny"
     assert mapping.matrix_model("Bagel") is None
