@@ -1,8 +1,8 @@
-"""The start-up gate against the real embedded target (vLLM-Omni 0.30 on CPU, bundled sd3-tiny,
-the SD3 baseline row): the gate launches the recipe fresh itself, as the engine lets it, times
-it to ready, sends the contract's probe at /health's first 200 and five warm ones after it. The
-served embedded target passes; the measured times are recorded for whoever sets the bounds
-(gates/startup.yaml says what was measured here)."""
+"""The start-up gate against the real embedded target (vLLM-Omni 0.30 on CPU), on every bundled
+pipeline's baseline row: the gate launches the recipe fresh itself, as the engine lets it, times
+it to ready, sends the row's contract probe at /health's first 200 and five warm ones after it.
+Each served embedded pipeline passes; the measured times are recorded for whoever sets the
+bounds (gates/startup.yaml says what was measured here)."""
 
 from __future__ import annotations
 
@@ -27,21 +27,38 @@ from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 ROOT = Path(__file__).resolve().parents[3]
 # The gate's own track (gates/startup.yaml): reliability.
 pytestmark = [*EMBEDDED_MARKS, pytest.mark.reliability]
-ROW = RowKey((("model", "sd3-tiny"), ("task", "t2i"), ("api_mode", "images-generations"),
-              ("output_transport", "b64-json")))  # fmt: skip
+BASELINES = [
+    ("sd3-tiny", "t2i", "images-generations", "b64-json"),
+    ("sd3-tiny", "t2i", "chat-completions", "data-url"),
+    ("qwen-image-tiny", "t2i", "images-generations", "b64-json"),
+    ("qwen-image-edit-tiny", "i2i", "images-edits", "b64-json"),
+    ("wan-t2v-tiny", "t2v", "videos-async", "async-artifact"),
+    ("wan-t2v-tiny", "t2v", "videos-sync", "mp4-bytes"),
+    ("stable-audio-tiny", "t2a", "audio-generate", "wav-bytes"),
+]
+"""Every baseline row of the embedded matrix requires the start-up gate: (recipe, task, API
+mode, output transport) of each. Measured here, ready after / first request / warm median:
+SD3 images 17-20 s / 0.16-0.20 s / 0.13-0.15 s, SD3 chat 17.0 s / 0.17 s / 0.14 s, Qwen-Image
+24.5 s / 0.20 s / 0.16 s, Qwen-Image-Edit 54.1 s / 31.2 s / 28.9 s (its probe's source is
+resized to a 1024x1024 area: ~4 min for the six requests), Wan async 15.0 s / 0.56 s / 0.52 s,
+Wan sync 15.0 s / 0.42 s / 0.24 s, Stable Audio 13.5 s / 0.12 s / 0.07 s: at most 1.8x warm."""
 
 
-def test_startup_gate_on_sd3_tiny_passes(
-    tmp_path: Path, record_property: pytest.RecordProperty
-) -> None:
+@pytest.mark.parametrize(("recipe", "task", "api_mode", "transport"), BASELINES)
+def test_startup_gate_passes_on_every_bundled_baseline(
+    recipe: str, task: str, api_mode: str, transport: str, tmp_path: Path,
+    record_property: pytest.RecordProperty,
+) -> None:  # fmt: skip
     from omniqual.engine.targets.targets import prepare_model
 
-    loaded = load_recipes(ROOT / "runners")["sd3-tiny"]
+    row = RowKey((("model", recipe), ("task", task), ("api_mode", api_mode),
+                  ("output_transport", transport)))  # fmt: skip
+    loaded = load_recipes(ROOT / "runners")[recipe]
     model = prepare_model(loaded.recipe, Provenance(), loaded.path.parent)
     spec = GateSpec.model_validate(load_yaml(ROOT / "gates" / "startup.yaml").data)
     launcher = _Launcher(model.model, loaded.path.parent, tmp_path, 0.0)
     ctx = CheckContext(
-        gate=spec, row=ROW, target=TargetInfo(url=None, recipe=loaded.recipe, label="sd3-tiny"),
+        gate=spec, row=row, target=TargetInfo(url=None, recipe=loaded.recipe, label=recipe),
         artifacts=MemorySink(), project_root=ROOT,
         make_client=lambda: OmniClient("http://unused.invalid"), serve_point=launcher.serve,
         provenance=model.provenance,
@@ -52,5 +69,5 @@ def test_startup_gate_on_sd3_tiny_passes(
                  "warm_s", "warm_median_s", "first_to_warm_ratio"):  # fmt: skip
         record_property(name, str(effective.get(name)))
     record_property("reasons", "; ".join(outcome.reasons))
-    assert launcher.launched == ["sd3-tiny-startup"]  # one fresh launch, its own
+    assert launcher.launched == [f"{recipe}-startup"]  # one fresh launch, its own
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
