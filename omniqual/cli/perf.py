@@ -48,11 +48,14 @@ def update_command(
     """Set a row's perf baseline from recorded perf results; print the diff for review."""
     from omniqual.domain.axes import Selector
     from omniqual.engine.perf_baseline import latest_perf_result, plan_update
+    from omniqual.specs.matrix import load_catalog
     from omniqual.specs.project import find_project
 
-    directory = baselines or find_project().root / "gates" / "perf-baselines"
+    project = find_project()
+    directory = baselines or project.root / "gates" / "perf-baselines"
     selector = Selector.parse(row)
-    results = [latest_perf_result(run, selector) for run in from_runs]
+    defaults = load_catalog(project.axes_file).defaults()
+    results = [latest_perf_result(run, selector, defaults) for run in from_runs]
     update = plan_update(results, directory, owner, threshold, keep=add)
     verb = "would write" if dry_run else ("updated" if update.old else "created")
     typer.echo(f"{verb} {update.path}")

@@ -142,12 +142,15 @@ class RowKey:
         return {**dict(self.implied), **dict(self.items)}
 
     @classmethod
-    def parse(cls, text: str) -> "RowKey":
-        """Parse the canonical string form (does not validate against a catalogue)."""
+    def parse(cls, text: str, defaults: Mapping[str, str] | None = None) -> "RowKey":
+        """Parse the canonical string form (does not validate against a catalogue); the axes of
+        ``defaults`` (``AxisCatalog.defaults``) it does not name are implied at their default."""
         pairs = [part.split("=", 1) for part in text.split(";") if part]
         if any(len(p) != 2 for p in pairs):
             raise ValueError(f"not a row key: {text!r}")
-        return cls(tuple((k, v) for k, v in pairs))
+        named = {k for k, _ in pairs}
+        implied = tuple((k, v) for k, v in (defaults or {}).items() if k not in named)
+        return cls(tuple((k, v) for k, v in pairs), implied)
 
 
 @dataclass(frozen=True, slots=True)

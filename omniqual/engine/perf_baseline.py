@@ -20,7 +20,7 @@ reason (hardware is in the file name, so another hardware is another file). The 
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,10 +72,16 @@ class BaselineUpdate:
                              encoding="utf-8")  # fmt: skip
 
 
-def latest_perf_result(run_dir: Path, selector: Selector) -> GateResult:
+def latest_perf_result(
+    run_dir: Path, selector: Selector, defaults: Mapping[str, str] | None = None
+) -> GateResult:
+    """The run's latest perf result on the one row ``selector`` names; ``defaults`` are the
+    catalogue's axis defaults, which recorded row keys leave out."""
     run = read_run(run_dir)
-    found = [r for r in run.results
-             if r.gate_kind == "perf" and selector.matches(RowKey.parse(r.row))]  # fmt: skip
+    found = [
+        r for r in run.results
+        if r.gate_kind == "perf" and selector.matches(RowKey.parse(r.row, defaults))
+    ]  # fmt: skip
     if not found:
         raise ValueError(f"{run_dir} holds no perf result on a row matching {selector}")
     rows = sorted({r.row for r in found})

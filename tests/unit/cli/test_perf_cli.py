@@ -25,7 +25,7 @@ cli = CliRunner()
 def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     by_run = {r.run_id: r for r in launches()}
 
-    def latest(run_dir: Path, _selector: Selector) -> GateResult:
+    def latest(run_dir: Path, _selector: Selector, _defaults: object = None) -> GateResult:
         return by_run[run_dir.name]
 
     monkeypatch.setattr("omniqual.engine.perf_baseline.latest_perf_result", latest)

@@ -70,3 +70,15 @@ def test_an_adapter_candidate_is_proven_by_the_lora_gate_not_parity() -> None:
     assert correctness_gate(RowKind.CANDIDATE, ("adapter", "execution")) == "parity"
     assert correctness_gate(RowKind.BASELINE, ("adapter",)) == "reference-parity"
     assert differing_axes({"a": "1", "b": "2"}, {"a": "1", "b": "3", "c": "4"}) == ("b", "c")
+
+
+def test_a_recorded_key_parsed_with_the_catalogue_defaults_answers_them() -> None:
+    # Results record the string form: without the defaults an `adapter=none` selector (a perf
+    # baseline's --row) would match none of them.
+    recorded = str(catalog().row_key({"model": "sd3-tiny"}))
+    assert not Selector.parse("adapter=none").matches(RowKey.parse(recorded))
+    parsed = RowKey.parse(recorded, catalog().defaults())
+    assert Selector.parse("adapter=none").matches(parsed)
+    assert parsed == catalog().row_key({"model": "sd3-tiny"})
+    lora = RowKey.parse("model=x;adapter=request-lora", catalog().defaults())
+    assert lora.get("adapter") == "request-lora" and lora.implied == ()
