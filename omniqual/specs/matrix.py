@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Mapping
 from pathlib import Path
 
-from omniqual.domain.axes import AxisCatalog
+from omniqual.domain.axes import AxisCatalog, Selector
 from omniqual.domain.matrix import (
     ExplicitRow,
     LoadedMatrix,
@@ -58,6 +58,7 @@ def load_matrix(path: Path, gate_ids: Mapping[str, object] | None = None) -> Loa
         for values in _expand(doc, loc, product, catalog, problems):
             merged = {**definition.defaults, **product.base, **values}
             _add(doc, (*loc, "axes"), merged, product, catalog, rows, problems)
+    problems += _inapplicable_gates(doc, rows, gate_ids)
     problems += parent_problems(doc, definition, catalog, specs, rows, gate_ids)
     problems += combination_problems(doc, definition, specs, rows, gate_ids)
     problems += promotion_problems(doc, definition, catalog, specs, rows)
@@ -149,3 +150,25 @@ def _add(
         problems.append(doc.problem(loc, f"row {text} is already defined (line {first})"))
         return
     rows[text] = PlannedRow(key, spec, doc.line_of(loc))
+
+
+def _inapplicable_gates(
+    doc: YamlDocument, rows: Mapping[str, PlannedRow], gate_ids: Mapping[str, object] | None
+) -> list[SpecProblem]:
+    """A row listing a gate whose ``applies_to`` excludes it: that gate would never run on the
+    row, and the row could never leave `not tested` (or be proven refused)."""
+    found: list[SpecProblem] = []
+    for row in rows.values():
+        spec = row.spec
+        listed = [*spec.requires, *spec.unsupported_by]
+        if spec.limited is not None:
+            listed += [*spec.limited.requires, *spec.limited.rejection]
+        for gate in dict.fromkeys(listed):
+            selector = getattr((gate_ids or {}).get(gate), "selector", None)
+            if isinstance(selector, Selector) and not selector.matches(row.key):
+                found.append(SpecProblem(
+                    str(doc.path), row.line, "requires",
+                    f"row {row.key} lists gate {gate!r}, whose applies_to ({selector}) "
+                    "excludes it: the gate would never run on this row"))  # fmt: skip
+    return found
+

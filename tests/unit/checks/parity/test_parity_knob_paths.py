@@ -5,6 +5,8 @@ switched off on a whole launch log fails."""
 
 from pathlib import Path
 
+import pytest
+
 from omniqual.deploy.launcher import LAUNCH_MARKER
 from omniqual.domain.outcomes import GateOutcome
 from tests.unit.checks.parity.test_candidate_parity import (
@@ -54,15 +56,6 @@ COMPILE_LOG = (f"{LAUNCH_MARKER}sd3-tiny-compile at 2026-12-05T09:00:00+00:00\n"
                "blocks ['SD3TransformerBlock'].\n")  # fmt: skip
 
 
-def test_a_compiled_row_moves_its_outputs_within_the_compiled_bound(tmp_path: Path) -> None:
-    key = row(execution="serial/1+compile")
-    outcome, _ = run(key, params(), log=COMPILE_LOG, mutate=noisy(2), tmp_path=tmp_path)
-    assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
-    assert outcome.effective["parity"]["tolerance"] == "compiled"
-    far, _ = run(key, params(), log=COMPILE_LOG, mutate=noisy(60), tmp_path=tmp_path)
-    assert far.outcome is GateOutcome.FAILED, far.reasons
-
-
 def test_a_compile_row_that_never_compiled_fails_as_a_silent_fallback(tmp_path: Path) -> None:
     eager = f"{LAUNCH_MARKER}sd3-tiny-compile at 2026-12-05T09:00:00+00:00\nINFO ready\n"
     outcome, _ = run(row(execution="serial/1+compile"), params(), log=eager, tmp_path=tmp_path)
@@ -93,10 +86,19 @@ SAGE_LOG = ("INFO [selector.py:94] Resolved diffusion attention backend 'SAGE_AT
             "role='self' via attention_config\n")  # fmt: skip
 
 
-def test_a_lossy_attention_backend_is_held_to_its_bound_and_its_resolution(tmp_path: Path) -> None:
-    key = row(attention_backend="sage")
-    outcome, _ = run(key, params(), log=SAGE_LOG, mutate=noisy(2), tmp_path=tmp_path)
+@pytest.mark.parametrize(
+    ("axis", "value", "log", "tolerance"),
+    [("execution", "serial/1+compile", COMPILE_LOG, "compiled"),
+     ("attention_backend", "sage", SAGE_LOG, "quantized_attention")],
+)
+def test_a_shown_path_is_held_to_its_own_bound(
+    axis: str, value: str, log: str, tolerance: str, tmp_path: Path
+) -> None:
+    """A compiled row and a lossy attention backend, each shown by its log: within its bound it
+    passes, beyond it fails."""
+    key = row(**{axis: value})
+    outcome, _ = run(key, params(), log=log, mutate=noisy(2), tmp_path=tmp_path)
     assert outcome.outcome is GateOutcome.PASSED, outcome.reasons
-    assert outcome.effective["parity"]["tolerance"] == "quantized_attention"
-    far, _ = run(key, params(), log=SAGE_LOG, mutate=noisy(60), tmp_path=tmp_path)
+    assert outcome.effective["parity"]["tolerance"] == tolerance
+    far, _ = run(key, params(), log=log, mutate=noisy(60), tmp_path=tmp_path)
     assert far.outcome is GateOutcome.FAILED, far.reasons
