@@ -49,6 +49,7 @@ PIPELINES = [
     "qwen-image-tiny",
     "qwen-image-edit-tiny",
     "wan-t2v-tiny",
+    "wan-i2v-tiny",
     "stable-audio-tiny",
 ]
 
@@ -146,6 +147,14 @@ def test_api_contract_gate_on_embedded_target(
     declared = [d for d in contract.deviations
                 if not all(any(o in case for o in others) for case in d.cases)]
     assert len(outcome.limitations) == len(declared)  # each declaration reproduced: a limited row
+    # The decoded-pixel cap (SKILL G0-14) where the contract declares one: a PNG header over
+    # VLLM_MAX_IMAGE_PIXELS on a tiny body, refused 400 (on the async path with no job created,
+    # which the gate's rejection side effects prove).
+    capped = [(e.api_mode, i.field) for e in contract.endpoints for i in e.inputs if i.max_pixels]
+    bombs = {c.id: (c.outcome, c.observed_status)
+             for c in outcome.cases if c.id.endswith("/pixel-bomb")}  # fmt: skip
+    assert bombs == {f"{mode}/{field}/pixel-bomb": (GateOutcome.PASSED, "400")
+                     for mode, field in capped}  # fmt: skip
     print(
         f"\n{pipeline}: {outcome.outcome.value} in {gate_s:.1f}s ({len(outcome.cases)} cases, "
         f"ready {ready_s:.1f}s); findings in {findings_path}"

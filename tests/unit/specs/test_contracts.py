@@ -16,6 +16,7 @@ BUNDLED = [
     "qwen-image-tiny",
     "qwen-image-edit-tiny",
     "wan-t2v-tiny",
+    "wan-i2v-tiny",
     "stable-audio-tiny",
 ]
 
