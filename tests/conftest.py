@@ -11,6 +11,12 @@ anything runs, so a new file cannot land without a track.
 Items are then ordered fast first, then the live tracks in CI-level order (a stable sort, so a
 module's tests stay together), and each live test gets the live per-test timeout unless it
 states its own ``@pytest.mark.timeout`` or the command line sets one.
+
+A live test that measures time or memory runs with the host to itself: every test of the
+performance and reliability tracks, and a function or accuracy test marked ``alone`` (one that
+runs a measuring gate beside its own). Those get the ``alone`` marker; the rest of the live tests
+only judge outputs and statuses, so ``make test`` runs them two at a time (``-m "integration and
+not alone"`` in pytest-xdist workers) and the ``alone`` ones after, one at a time.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 TRACKS = ("fast", "function", "accuracy", "performance", "reliability")
+MEASURING_TRACKS = ("performance", "reliability")
+SHARED_SERVERS_GROUP = "shared-servers"
+"""Live tracks whose tests measure time or memory: each runs with the host to itself."""
 FAST_DIRECTORIES = ("unit", "golden")
 LIVE_DIRECTORY = "integration"
 
@@ -107,8 +116,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 problems.append(f"{item.nodeid}: a fast test marked {' and '.join(live)}")
             continue
         item.add_marker("integration")
+        if track in MEASURING_TRACKS:
+            item.add_marker("alone")
         if "embedded_target" in getattr(item, "fixturenames", ()):
             item.add_marker("embedded")
+        if "shared_servers" in getattr(item, "fixturenames", ()):
+            # One worker holds the session's shared servers (--dist loadgroup): borrowers on two
+            # workers would start every shared server twice.
+            item.add_marker(pytest.mark.xdist_group(SHARED_SERVERS_GROUP))
         if item.get_closest_marker("timeout") is None and not _command_line_timeout(config):
             item.add_marker(pytest.mark.timeout(LIVE_TIMEOUT_S))
     if problems:

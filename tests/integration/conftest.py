@@ -20,6 +20,7 @@ import os
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,10 +40,10 @@ from tests.integration.embedded.shared_servers import (
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE_ENV = "OMNIQUAL_EMBEDDED_CACHE"
-MEASURING_TRACKS = ("performance", "reliability")
-"""Tracks whose tests measure time or memory (tests/conftest.py gives every test one)."""
 POOL = pytest.StashKey[SharedServers]()
 PLAN = pytest.StashKey[dict[LaunchKey, str]]()
+WORKER_CENSUS = pytest.StashKey[list[str]]()
+"""Under pytest-xdist, the controller's copy of each worker's census summary line."""
 
 
 @pytest.fixture(scope="session")
@@ -123,12 +124,13 @@ def shared_servers(
 
 @pytest.fixture(autouse=True)
 def quiet_host_for_measurements(request: pytest.FixtureRequest) -> None:
-    """A test that measures time or memory and does not use the shared servers runs with none
-    of them alive: an idle server costs little CPU, but "little" is not "none" on 2 cores."""
+    """A test that measures time or memory (marked ``alone``, tests/conftest.py) and does not
+    use the shared servers runs with none of them alive: an idle server costs little CPU, but
+    "little" is not "none" on 2 cores."""
     pool = request.config.stash.get(POOL, None)
     if pool is None or "shared_servers" in request.fixturenames:
         return
-    if any(request.node.get_closest_marker(track) for track in MEASURING_TRACKS):
+    if request.node.get_closest_marker("alone"):
         pool.stop_idle()
 
 
@@ -176,7 +178,24 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
         pool.finished(item.nodeid)  # its module's fixtures are down: a last user lets go
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand the census summary to the controller, which prints it."""
+    census = active()
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if census is not None and workeroutput is not None:
+        workeroutput["live_census"] = census.summary()
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's controller hook: absent without it
+def pytest_testnodedown(node: Any, error: object) -> None:
+    line = getattr(node, "workeroutput", {}).get("live_census")
+    if line:
+        node.config.stash.setdefault(WORKER_CENSUS, []).append(str(line))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     census = active()
     if census is not None:
         terminalreporter.write_line(census.summary())
+    for line in terminalreporter.config.stash.get(WORKER_CENSUS, []):
+        terminalreporter.write_line(f"worker {line}")

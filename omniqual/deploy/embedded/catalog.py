@@ -204,6 +204,11 @@ def build_checkpoint(name: str, cache_root: Path, *, force: bool = False) -> Bui
     staging.chmod(0o755)  # mkdtemp makes it private; the checkpoint is meant to be shared
     try:
         _build_into(staging, builder)
+        if not force and _is_current(final, builder):
+            # Another process built the same recipe meanwhile (two runs sharing one cache), and
+            # may already serve from it: keep its tree, identical to this one.
+            shutil.rmtree(staging, ignore_errors=True)
+            return BuiltCheckpoint(name, final, manifest_path, builder.recipe_hash, rebuilt=False)
         if final.exists():
             # A stale or forced rebuild: move the old tree aside so the swap stays atomic.
             retired = Path(tempfile.mkdtemp(prefix=f".{final.name}.old.", dir=cache_root))

@@ -28,7 +28,7 @@ from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
 # fails-fast is a function-track gate (gates/fails-fast.yaml); the file name matches no rule.
-pytestmark = [*EMBEDDED_MARKS, pytest.mark.function]
+pytestmark = [*EMBEDDED_MARKS, pytest.mark.function, pytest.mark.alone]  # start-up deadlines
 
 GATE = FailsFastParams.model_validate(
     yaml.safe_load((ROOT / "gates" / "fails-fast.yaml").read_text())["params"]

@@ -22,7 +22,7 @@ from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
 # parity's track (accuracy) and the start-up gate's (reliability): the row needs both.
-pytestmark = [*EMBEDDED_MARKS, pytest.mark.accuracy]
+pytestmark = [*EMBEDDED_MARKS, pytest.mark.accuracy, pytest.mark.alone]
 ROW = "execution=serial/1+compile"
 
 

@@ -30,7 +30,7 @@ from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
 # fails-fast is a function-track gate (gates/fails-fast.yaml); the file name matches no rule.
-pytestmark = [*EMBEDDED_MARKS, pytest.mark.function]
+pytestmark = [*EMBEDDED_MARKS, pytest.mark.function, pytest.mark.alone]  # start-up deadlines
 
 
 def test_cfg_parallel_2_on_cpu_hangs_in_its_warm_up_and_fails_fast_fails_it(

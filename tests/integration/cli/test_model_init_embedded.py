@@ -28,7 +28,7 @@ from tests.integration.embedded.embedded_server import EMBEDDED_MARKS
 
 ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
-pytestmark = EMBEDDED_MARKS
+pytestmark = [*EMBEDDED_MARKS, pytest.mark.alone]  # abort and soak measure: the host alone
 NAME = "sd3-mine"
 URL_GATES = ("api-contract", "abort", "soak")
 

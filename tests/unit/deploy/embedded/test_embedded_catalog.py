@@ -111,3 +111,29 @@ def test_failed_check_leaves_nothing_behind(
     with pytest.raises(RuntimeError, match="diffusers check failed"):
         catalog.build_checkpoint("fake-tiny", tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_build_finished_meanwhile_by_another_process_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs sharing one cache build the same recipe at once: the one that finishes second
+    keeps the first one's tree (a server may already be loading from it) and drops its own."""
+    calls: list[str] = []
+    entry = BundledPipeline("fake-tiny", ("t2i",), "Fake", None, (), _fake_builder(calls))
+    monkeypatch.setattr(catalog, "PIPELINES", {"fake-tiny": entry})
+    real_build = catalog._build_into
+    finished_first: list[Path] = []
+    started: list[Path] = []
+
+    def other_process_finishes_first(staging: Path, builder: CheckpointBuilder) -> None:
+        started.append(staging)
+        if len(started) == 1:  # the other run's whole build lands while this one writes
+            finished_first.append(catalog.build_checkpoint("fake-tiny", tmp_path).path)
+            (finished_first[0] / "in-use").write_text("a server reads this tree")
+        real_build(staging, builder)
+
+    monkeypatch.setattr(catalog, "_build_into", other_process_finishes_first)
+    second = catalog.build_checkpoint("fake-tiny", tmp_path)
+    assert second.path == finished_first[0] and not second.rebuilt
+    assert (second.path / "in-use").exists()  # not moved aside and deleted
+    assert sorted(p.name for p in tmp_path.iterdir()) == [second.path.name]  # no staging left
