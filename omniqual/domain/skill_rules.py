@@ -122,6 +122,25 @@ class CheckKindCases(_Frozen):
     cases: dict[str, str] = Field(
         min_length=1, description="Case or check name -> text its source must contain."
     )
+    emitted: tuple[str, ...] = Field(
+        default=(),
+        description="Names of ``cases`` whose quoted marker is the id (or the id's last part) "
+        "of a case the gate records, many only when its spec and row call for them (a contract "
+        "that declares a pixel cap, an async video row): a result decides a rule through one of "
+        "them only when it shows that case.",
+    )
+
+    @model_validator(mode="after")
+    def _emitted_are_quoted_cases(self) -> "CheckKindCases":
+        for name in self.emitted:
+            marker = self.cases.get(name)
+            if marker is None or not (len(marker) > 2 and marker[0] == marker[-1] == '"'):
+                raise ValueError(f"emitted case {name!r} needs a quoted case id as its marker")
+        return self
+
+    def emitted_ids(self) -> dict[str, str]:
+        """Each emitted name -> the case id (or its last part) a result shows it by."""
+        return {name: self.cases[name][1:-1] for name in self.emitted}
 
 
 class CaseRegistry(_Frozen):
@@ -135,6 +154,10 @@ class CaseRegistry(_Frozen):
 class RuleCatalogue:
     groups: tuple[RuleGroupFile, ...]
     registry: CaseRegistry
+
+    def emitted(self) -> dict[str, dict[str, str]]:
+        """Check kind -> its emitted case names -> the case id a result shows each by."""
+        return {kind: cases.emitted_ids() for kind, cases in self.registry.kinds.items()}
 
     @property
     def rules(self) -> tuple[SkillRule, ...]:
@@ -175,6 +198,12 @@ class LatestResult:
     row: str
     outcome: GateOutcome
     result_id: str
+    kind: str = ""
+    case_ids: frozenset[str] = frozenset()
+
+    def shows(self, case_id: str) -> bool:
+        """Whether a case of this id, or whose id ends with ``/<case_id>``, was recorded."""
+        return any(c == case_id or c.endswith(f"/{case_id}") for c in self.case_ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,11 +216,17 @@ class RuleOnRow:
 
 
 def rule_on_row(
-    rule: SkillRule, row: str, latest: Mapping[tuple[str, str], LatestResult]
+    rule: SkillRule,
+    row: str,
+    latest: Mapping[tuple[str, str], LatestResult],
+    emitted: Mapping[str, Mapping[str, str]] | None = None,
 ) -> RuleOnRow:
     """Whether ``rule`` was decided for ``row``: one of its gates' latest result on that row is
-    passed or failed (a conclusive verdict; invalid, errored or skipped decided nothing). A rule
-    the trace leaves missing or out of scope is never decided; one traced only to compile rules or
+    passed or failed (a conclusive verdict; invalid, errored or skipped decided nothing) and,
+    where the trace names a case that gate records only when its spec calls for it
+    (``emitted``: check kind -> case name -> case id), shows that case: an api-contract result
+    on a row whose contract declares no pixel cap never decides the pixel-cap rule. A rule the
+    trace leaves missing or out of scope is never decided; one traced only to compile rules or
     report sections is decided by the compile itself, for every row."""
     if rule.status in (RuleStatus.MISSING, RuleStatus.OUT_OF_SCOPE):
         return RuleOnRow(rule.id, row, False, None, f"nothing decides it ({rule.status.value})")
@@ -199,14 +234,21 @@ def rule_on_row(
     if not gates:
         return RuleOnRow(rule.id, row, True, None, "decided by the compile (no gate involved)")
     seen: list[str] = []
-    for gate in gates:
-        found = latest.get((gate, row))
+    for trace in rule.decided_by:
+        if not isinstance(trace, GateCase):
+            continue
+        found = latest.get((trace.gate, row))
         if found is None:
             continue
-        if found.outcome.conclusive:
+        if not found.outcome.conclusive:
+            seen.append(f"{trace.gate} {found.outcome.value}")
+            continue
+        case_id = (emitted or {}).get(found.kind, {}).get(trace.case)
+        if case_id is None or found.shows(case_id):
             return RuleOnRow(rule.id, row, True, found.result_id,
-                             f"{gate} {found.outcome.value}")  # fmt: skip
-        seen.append(f"{gate} {found.outcome.value}")
+                             f"{trace.gate} {found.outcome.value}")  # fmt: skip
+        seen.append(f"{trace.gate} {found.outcome.value} without a {trace.case} case")
+    seen = list(dict.fromkeys(seen))
     why = "; ".join(seen) if seen else f"no result of {', '.join(gates)} on this row"
     return RuleOnRow(rule.id, row, False, None, why)
 

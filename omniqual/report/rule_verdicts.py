@@ -44,7 +44,8 @@ class RuleVerdicts:
 
 def latest_of(results: Iterable[GateResult]) -> dict[tuple[str, str], LatestResult]:
     """Per (gate, row), the result that finished last."""
-    found = [(LatestResult(r.gate_id, r.row, r.outcome, r.result_id), r.finished_at.timestamp())
+    found = [(LatestResult(r.gate_id, r.row, r.outcome, r.result_id, r.gate_kind,
+                           frozenset(c.id for c in r.cases)), r.finished_at.timestamp())
              for r in results]  # fmt: skip
     return latest_results((f for f, _ in found), {f.result_id: t for f, t in found})
 
@@ -54,7 +55,8 @@ def rule_verdicts(
 ) -> tuple[RuleVerdicts, ...]:
     """Every rule of ``catalogue``, in its order, judged on each of ``rows`` over ``results``."""
     latest = latest_of(results)
+    emitted = catalogue.emitted()
     return tuple(
-        RuleVerdicts(rule, tuple(rule_on_row(rule, row, latest) for row in rows))
+        RuleVerdicts(rule, tuple(rule_on_row(rule, row, latest, emitted) for row in rows))
         for rule in catalogue.rules
     )

@@ -79,3 +79,24 @@ def test_a_later_gate_in_the_trace_decides_when_the_first_has_no_conclusive_resu
     verdict = rule_on_row(RULE, "r", latest)
     assert verdict.decided and verdict.result_id == "b"
     assert not rule_on_row(RULE, "other", latest).decided
+
+
+PIXEL_CAP = SkillRule.model_validate({
+    "id": "G0-14", "statement": "s", "mode": "automatic", "source": "S0", "status": "partial",
+    "decided_by": [{"gate": "api-contract", "case": "pixel-bomb"}], "missing": "frames",
+})  # fmt: skip
+EMITTED = {"api_contract": {"pixel-bomb": "pixel-bomb"}}
+
+
+def test_a_result_without_the_traced_case_decides_nothing() -> None:
+    """A contract that declares no pixel cap sends no pixel-bomb case: its passed api-contract
+    result says nothing about the pixel cap, so the rule stays undecided on that row."""
+    sd3 = LatestResult("api-contract", "sd3", GateOutcome.PASSED, "a", "api_contract",
+                       frozenset({"images-generations/probe", "images-generations/size/max"}))
+    i2v = LatestResult("api-contract", "i2v", GateOutcome.PASSED, "b", "api_contract",
+                       frozenset({"videos-async/input_reference/pixel-bomb"}))  # fmt: skip
+    latest = latest_results([sd3, i2v], {"a": 1.0, "b": 2.0})
+    on_sd3 = rule_on_row(PIXEL_CAP, "sd3", latest, EMITTED)
+    assert not on_sd3.decided and "without a pixel-bomb case" in on_sd3.why
+    on_i2v = rule_on_row(PIXEL_CAP, "i2v", latest, EMITTED)
+    assert on_i2v.decided and on_i2v.result_id == "b"
