@@ -72,12 +72,13 @@ integration: setup browser
 	$(PYTEST) $(LIVE_SHARED) || test $$? -eq 5
 	$(PYTEST) $(LIVE_ALONE) || test $$? -eq 5
 
-# The live tests that only judge outputs and statuses run two at a time: a tiny server's
-# start-up is mostly imports on one core, so two overlap on 2 cores. Those that borrow the
-# session's shared servers stay on one worker (--dist loadgroup), so each is started once.
-# The `alone` ones (performance, reliability and the start-up deadlines; tests/conftest.py) run
-# after, one at a time, with the host to themselves.
-LIVE_WORKERS ?= 2
+# The live tests that only judge outputs and statuses run first, in LIVE_WORKERS pytest-xdist
+# workers; those that borrow the session's shared servers stay on one worker (--dist loadgroup),
+# so each server starts once. On 2 cores one worker: two took as long (12 min 44 s for those
+# 120 tests, each about twice as slow; about 12 min 40 s one at a time), the host being CPU-bound.
+# A bigger host: LIVE_WORKERS=N. The `alone` ones (performance, reliability, start-up deadlines
+# and measuring gates; tests/conftest.py) run after, one at a time, with the host to themselves.
+LIVE_WORKERS ?= 1
 LIVE_SHARED := -m "($(LIVE_TRACKS)) and not alone" -n $(LIVE_WORKERS) --dist loadgroup
 LIVE_ALONE := -m "($(LIVE_TRACKS)) and alone"
 
