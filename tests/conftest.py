@@ -13,10 +13,11 @@ module's tests stay together), and each live test gets the live per-test timeout
 states its own ``@pytest.mark.timeout`` or the command line sets one.
 
 A live test that measures time or memory runs with the host to itself: every test of the
-performance and reliability tracks, and a function or accuracy test marked ``alone`` (one that
-runs a measuring gate beside its own). Those get the ``alone`` marker; the rest of the live tests
-only judge outputs and statuses, so ``make test`` runs them two at a time (``-m "integration and
-not alone"`` in pytest-xdist workers) and the ``alone`` ones after, one at a time.
+performance and reliability tracks gets the ``alone`` marker, and a function or accuracy test
+that judges a start-up deadline or runs a measuring gate writes it itself. The rest of the live
+tests only judge outputs and statuses: ``make test`` runs them first (``-m "… and not alone"``,
+in ``LIVE_WORKERS`` pytest-xdist workers, the shared servers' borrowers grouped on one) and the
+``alone`` ones after, one at a time.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 TRACKS = ("fast", "function", "accuracy", "performance", "reliability")
 MEASURING_TRACKS = ("performance", "reliability")
-SHARED_SERVERS_GROUP = "shared-servers"
 """Live tracks whose tests measure time or memory: each runs with the host to itself."""
+SHARED_SERVERS_GROUP = "shared-servers"
+"""The pytest-xdist group of the live tests that borrow the session's shared servers."""
 FAST_DIRECTORIES = ("unit", "golden")
 LIVE_DIRECTORY = "integration"
 
