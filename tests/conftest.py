@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,6 +58,8 @@ LIVE_TRACK_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # spec's budget_s (600 s for most), so 20 minutes stops a hang without cutting a slow host short.
 # Tests whose own bounds add up to more say so with @pytest.mark.timeout.
 LIVE_TIMEOUT_S = 1200
+WORKER_CENSUS = pytest.StashKey[list[str]]()
+"""Under pytest-xdist, each worker's live-census line (tests/integration/conftest.py)."""
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without it
@@ -135,3 +138,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             + "\n  ".join(problems)
         )
     items.sort(key=lambda item: TRACKS.index(tracks.get(item.nodeid, "fast")))
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's controller hook: absent without it
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """Keep a worker's live-census line: the controller prints it (it never loads the live
+    tests' conftest, which counts start-ups in each worker)."""
+    line = getattr(node, "workeroutput", {}).get("live_census")
+    if line:
+        node.config.stash.setdefault(WORKER_CENSUS, []).append(str(line))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in terminalreporter.config.stash.get(WORKER_CENSUS, []):
+        terminalreporter.write_line(f"worker {line}")

@@ -20,7 +20,6 @@ import os
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -42,8 +41,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CACHE_ENV = "OMNIQUAL_EMBEDDED_CACHE"
 POOL = pytest.StashKey[SharedServers]()
 PLAN = pytest.StashKey[dict[LaunchKey, str]]()
-WORKER_CENSUS = pytest.StashKey[list[str]]()
-"""Under pytest-xdist, the controller's copy of each worker's census summary line."""
 
 
 @pytest.fixture(scope="session")
@@ -179,23 +176,15 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """In a pytest-xdist worker: hand the census summary to the controller, which prints it."""
+    """In a pytest-xdist worker: hand the census summary to the controller, which prints it
+    (tests/conftest.py: the controller collects nothing, so it never loads this file)."""
     census = active()
     workeroutput = getattr(session.config, "workeroutput", None)
     if census is not None and workeroutput is not None:
         workeroutput["live_census"] = census.summary()
 
 
-@pytest.hookimpl(optionalhook=True)  # pytest-xdist's controller hook: absent without it
-def pytest_testnodedown(node: Any, error: object) -> None:
-    line = getattr(node, "workeroutput", {}).get("live_census")
-    if line:
-        node.config.stash.setdefault(WORKER_CENSUS, []).append(str(line))
-
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     census = active()
     if census is not None:
         terminalreporter.write_line(census.summary())
-    for line in terminalreporter.config.stash.get(WORKER_CENSUS, []):
-        terminalreporter.write_line(f"worker {line}")
