@@ -74,8 +74,9 @@ integration: setup browser
 
 # The live tests that only judge outputs and statuses run first, in LIVE_WORKERS pytest-xdist
 # workers; those that borrow the session's shared servers stay on one worker (--dist loadgroup),
-# so each server starts once. On 2 cores one worker: two took as long (12 min 44 s for those
-# 120 tests, each about twice as slow; about 12 min 40 s one at a time), the host being CPU-bound.
+# so each server starts once. On 2 cores one worker: for those 120 tests two took 12 min 44 s
+# and one 14 min 4 s (clean clones, one run each), each test about twice as slow beside another:
+# a gain within the spread between runs, at the price of every test sharing the CPU.
 # A bigger host: LIVE_WORKERS=N. The `alone` ones (performance, reliability, start-up deadlines
 # and measuring gates; tests/conftest.py) run after, one at a time, with the host to themselves.
 LIVE_WORKERS ?= 1
