@@ -271,6 +271,15 @@ class AbortDriver:
             content = await self.client.send_raw("GET", f"/v1/videos/{trace.job_id}/content")
             trace.content_status = content.status
 
+    async def job_status(self, trace: JobTrace) -> str:
+        """The job's status now, read just before a DELETE: whether the cut can still land."""
+        raw = await self.client.send_raw("GET", f"/v1/videos/{trace.job_id}")
+        return "gone (404)" if raw.status == 404 else _status(raw)
+
+    async def discard(self, trace: JobTrace) -> None:
+        """Remove a job that finished before its cut: an attempt that tested nothing."""
+        await self.client.send_raw("DELETE", f"/v1/videos/{trace.job_id}")
+
     async def delete(self, case: Case, trace: JobTrace, label: str = "DELETE") -> int:
         raw = await self.client.send_raw("DELETE", f"/v1/videos/{trace.job_id}")
         case.observed.append(f"{label} {raw.status}")

@@ -1,12 +1,14 @@
 """A cut point the request ran short of is tried again before the case is invalid (a scripted
-driver: which cut answers first is given, no clock and no server)."""
+driver: which cut answers first, or which job is found finished before its DELETE, is given; no
+server)."""
 
 import asyncio
 from typing import Any
 
 from omniqual.checks.abort.cases import Case
 from omniqual.checks.abort.params import AbortParams
-from omniqual.checks.abort.plan import run_cases
+from omniqual.checks.abort.plan import _cancel_case, run_cases
+from omniqual.checks.load_binding import JobTrace
 from omniqual.loadgen.workload import EndpointKind
 
 
@@ -80,3 +82,61 @@ def test_an_answer_far_shorter_than_a_run_is_not_retried() -> None:
     cases = asyncio.run(run_cases(driver, AbortParams(burst=0, points=LATE_AT_85)))  # type: ignore[arg-type]
     assert driver.cuts[2:] == [0.85]  # the late point once, not again
     assert _late(cases).invalid == ["disconnect-late: the cut point was not reached"]
+
+
+class ScriptedJobs:
+    """Async video jobs; the first ``done_first`` jobs are found completed just before their
+    DELETE (they ran short of the calibrated time), the rest still running."""
+
+    endpoint = EndpointKind.VIDEO_ASYNC
+    path = "/v1/videos"
+
+    def __init__(self, done_first: int) -> None:
+        self.solo_s = 0.2
+        self.params = AbortParams()
+        self.done_first = done_first
+        self.created = 0
+        self.deleted: list[str] = []
+        self.discarded: list[str] = []
+        self.windows: list[float] = []
+
+    async def reading(self) -> None:
+        return None
+
+    async def create_job(self) -> JobTrace:
+        self.created += 1
+        return JobTrace(0, f"job-{self.created}", ["queued"])
+
+    async def job_status(self, trace: JobTrace) -> str:
+        return "completed" if self.created <= self.done_first else "in_progress"
+
+    async def discard(self, trace: JobTrace) -> None:
+        self.discarded.append(trace.job_id)
+
+    async def delete(self, case: Case, trace: JobTrace, label: str = "DELETE") -> int:
+        self.deleted.append(trace.job_id)
+        return 200
+
+    async def judge_work(self, case: Case, **window: Any) -> None:
+        self.windows.append(window["left_s"])
+
+    async def verify_cancelled(self, case: Case, trace: JobTrace) -> None:
+        return None
+
+
+def test_a_job_found_finished_before_its_delete_is_cut_again_on_a_new_job() -> None:
+    driver = ScriptedJobs(done_first=1)
+    case = Case("cancel-late", "DELETE /v1/videos/{id}", "-", "-")
+    left = asyncio.run(_cancel_case(driver, case, 0.75))  # type: ignore[arg-type]
+    assert driver.discarded == ["job-1"] and driver.deleted == ["job-2"]
+    assert case.invalid == [] and case.failures == []
+    assert driver.windows == [left] and 0 < left <= 0.25 * driver.solo_s
+
+
+def test_a_job_finished_before_every_delete_leaves_the_case_invalid() -> None:
+    driver = ScriptedJobs(done_first=3)
+    case = Case("cancel-late", "DELETE /v1/videos/{id}", "-", "-")
+    asyncio.run(_cancel_case(driver, case, 0.75))  # type: ignore[arg-type]
+    assert driver.discarded == ["job-1", "job-2", "job-3"] and driver.deleted == []
+    assert len(case.invalid) == 1 and "the cut point was not reached" in case.invalid[0]
+    assert driver.windows == []  # no work judged for a cut that never landed

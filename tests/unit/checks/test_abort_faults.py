@@ -34,7 +34,8 @@ service time so every ratio the gate judges (cut points, bounds, noise) is kept.
 def run(
     tmp_path: Path, api_mode: str, execution: str | None = None, *,
     watch: tuple[str, ...] | None = None, hardware: str | None = None,
-    gauges_prove_stop: bool = True, recheck: float = 1.5, **faults: Any,
+    gauges_prove_stop: bool = True, recheck: float = 1.5,
+    points: dict[str, float] | None = None, **faults: Any,
 ) -> tuple[CheckOutcome, SerialFakeOmni]:  # fmt: skip
     """The fake's /metrics gauges are truthful by construction (they rise while it computes),
     so by default they are taken as proof that cut work stopped."""
@@ -44,7 +45,8 @@ def run(
     watch_dirs = (str(tmp_path),) if watch is None else watch
     params = AbortParams(min_service_s=0.12, watch_dirs=watch_dirs, **SIZED_FOR_THE_FAKE,
                          cancel_recheck_x_service=recheck,
-                         gauges_prove_stop=gauges_prove_stop)  # fmt: skip
+                         gauges_prove_stop=gauges_prove_stop,
+                         **({} if points is None else {"points": points}))  # fmt: skip
     ctx, _ = context("abort", api_mode, fake=server)
     extra = [("execution", execution), ("hardware", hardware)]
     ctx = replace(ctx, row=RowKey((*ctx.row.items, *((k, v) for k, v in extra if v))))
@@ -66,6 +68,19 @@ def test_clean_fake_passes_every_case(tmp_path: Path, api_mode: str) -> None:
         assert server.state.aborted >= 6  # every cut reached the server as an abort
     assert all(case.outcome is GateOutcome.PASSED for case in outcome.cases)
     assert {a.name for a in outcome.artifacts} == {"abort-resources.jsonl", "abort-summary.json"}
+
+
+def test_a_cancel_point_past_the_jobs_end_is_invalid_never_passed(tmp_path: Path) -> None:
+    """A DELETE sent after the job completed cancels nothing: each attempt finds the job done,
+    so the case cannot stand as a passed cancellation."""
+    outcome, server = run(tmp_path, "videos-async", points={"past-the-end": 1.6})
+    assert outcome.outcome is GateOutcome.INVALID, outcome.reasons
+    missed = next(c for c in outcome.cases if c.id == "cancel-past-the-end")
+    assert missed.outcome is GateOutcome.INVALID
+    assert any("cancel-past-the-end: the job completed before the DELETE" in r
+               and "the cut point was not reached" in r for r in outcome.reasons)  # fmt: skip
+    assert missed.observed_status.count("completed within") == 3  # every attempt missed
+    assert server.state.cancelled_jobs >= 3  # the other cancels really cancelled running jobs
 
 
 def test_ignored_cancellation_fails_naming_it(tmp_path: Path) -> None:
