@@ -197,7 +197,10 @@ def test_perf_gate_on_sd3_tiny_against_the_committed_baseline(
     assert launches >= params.launches  # fresh launches, judged on the mean of their means
     # In full in the log (a tuple's repr is cut short): a miss in CI must carry its numbers.
     launched = [(x.get("host_probe_s"), x.get("mean")) for x in perf.get("launches") or []]
-    assert outcome is GateOutcome.PASSED, f"{'; '.join(reasons)}; launches {launched}"
+    host = perf["host"]
+    assert isinstance(host, dict)  # its steal and the share others took: the host's state
+    seen = {k: v for k, v in host.items() if k != "readings"}
+    assert outcome is GateOutcome.PASSED, f"{'; '.join(reasons)}; launches {launched}; {seen}"
     slowed, perf_slow, reasons_slow, _ = run_gate(prepared, tmp_path / "slowed",
                                                   slower_by=1.0,
                                                   baselines=baselines)  # fmt: skip
